@@ -1,0 +1,1 @@
+"""Performance harness: simulated provider server, throughput and resume benchmarks."""

@@ -1,0 +1,74 @@
+"""Ceiling for the engine: a bare aiohttp client loop against the sim server.
+
+    python -m bench.baseline_aiohttp [--requests 10000] [--concurrency 64] [--url URL]
+
+Without --url it starts ``SimServerProcess`` at zero latency (own core). N
+worker tasks share one pooled connector and pull from a shared counter, the
+same shape as the engine's per-model lanes, with none of its work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+import sys
+import time
+
+import aiohttp
+import orjson
+
+from bench.sim_server import SimServerProcess
+
+PROMPT = "Which is right?\nA. one\nB. two\nC. three\nD. four\nAnswer with the letter."
+
+
+async def run(url: str, total: int, concurrency: int) -> tuple[int, int, float]:
+    """Send ``total`` chat requests with ``concurrency`` workers; (ok, failed, seconds)."""
+    connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=concurrency)
+    next_index = 0
+    ok = failed = 0
+
+    async def worker(session: aiohttp.ClientSession) -> None:
+        nonlocal next_index, ok, failed
+        while next_index < total:
+            i = next_index
+            next_index += 1
+            body = orjson.dumps({"model": "baseline", "messages": [
+                {"role": "user", "content": f"{PROMPT}\n#{i}"}]})
+            async with session.post(url + "/chat/completions", data=body,
+                                    headers={"Content-Type": "application/json"}) as resp:
+                payload = orjson.loads(await resp.read())
+            if resp.status == 200 and payload["choices"][0]["message"]["content"]:
+                ok += 1
+            else:
+                failed += 1
+
+    async with aiohttp.ClientSession(connector=connector) as session:
+        start = time.perf_counter()
+        await asyncio.gather(*(worker(session) for _ in range(concurrency)))
+        elapsed = time.perf_counter() - start
+    return ok, failed, elapsed
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--requests", type=int, default=10_000)
+    p.add_argument("--concurrency", type=int, default=64)
+    p.add_argument("--url", help="an already running server's base URL (ending in /v1)")
+    args = p.parse_args()
+    command = shlex.join([sys.executable, "-m", "bench.baseline_aiohttp", *sys.argv[1:]])
+    if args.url:
+        ok, failed, elapsed = asyncio.run(run(args.url, args.requests, args.concurrency))
+    else:
+        with SimServerProcess() as sim:
+            asyncio.run(run(sim.base_url, 500, args.concurrency))  # warm-up
+            ok, failed, elapsed = asyncio.run(run(sim.base_url, args.requests, args.concurrency))
+    print(f"command: {command}")
+    print(f"{ok + failed} requests ({failed} failed), concurrency {args.concurrency}, "
+          f"{elapsed:.2f} s: {(ok + failed) / elapsed:,.0f} requests/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+"""OpenAI chat-completions wire format for the simulated provider.
+
+Validation messages, error types and codes copy the real API's so clients
+classify simulated errors exactly as they would real ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from bench.sim_core import MODEL_SUFFIX, Decision, SimState, count_tokens, fingerprint, make_answer
+
+STATE = web.AppKey("sim_state", SimState)
+ROLES = ("system", "user", "assistant", "tool", "developer")
+_JSON = {"Content-Type": "application/json"}
+
+# Bodies for decisions that are not a normal answer: (status, type, code, message).
+_FAULT_ERRORS = {
+    "429": (429, "requests", "rate_limit_exceeded",
+            "Rate limit reached for requests. Please try again later."),
+    "quota": (429, "insufficient_quota", "insufficient_quota",
+              "You exceeded your current quota, please check your plan and billing details."),
+    "500": (500, "server_error", None,
+            "The server had an error while processing your request. Sorry about that!"),
+    "503": (503, "server_error", None,
+            "The engine is currently overloaded, please try again later."),
+    "fail_first": (503, "server_error", None,
+                   "The engine is currently overloaded, please try again later."),
+}
+# Deliberately cut mid-document: a 200 whose body no JSON parser accepts.
+_MALFORMED = b'{"id": "chatcmpl-sim", "object": "chat.completion", "choices": [{"index": 0, "mess'
+
+
+class RequestError(Exception):
+    """A 4xx with OpenAI's error body."""
+
+    def __init__(self, status: int, message: str, param: str | None = None,
+                 code: str | None = None, type_: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status, self.message, self.param, self.code, self.type = status, message, param, code, type_
+
+
+def error_response(status: int, message: str, type_: str, param: str | None = None,
+                   code: str | None = None, headers: dict[str, str] | None = None) -> web.Response:
+    body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
+    return web.Response(status=status, body=orjson.dumps(body),
+                        headers={**_JSON, **headers} if headers else _JSON)
+
+
+def _type_name(value: Any) -> str:
+    names = {str: "a string", int: "an integer", float: "a decimal", bool: "a boolean",
+             list: "an array", dict: "an object", type(None): "null"}
+    return names.get(type(value), "an unknown type")
+
+
+def _text_of(content: Any) -> str:
+    """String content, or the text parts of a content-part array."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _check_message(i: int, msg: Any) -> None:
+    where = f"messages[{i}]"
+    if not isinstance(msg, dict):
+        raise RequestError(400, f"Invalid type for '{where}': expected an object, but got "
+                           f"{_type_name(msg)} instead.", where, "invalid_type")
+    role = msg.get("role")
+    if role is None:
+        raise RequestError(400, f"Missing required parameter: '{where}.role'.",
+                           f"{where}.role", "missing_required_parameter")
+    if role not in ROLES:
+        allowed = ", ".join(f"'{r}'" for r in ROLES)
+        raise RequestError(400, f"Invalid value: '{role}'. Supported values are: {allowed}.",
+                           f"{where}.role", "invalid_value")
+    content = msg.get("content")
+    if role != "assistant" and content is None:
+        raise RequestError(400, f"Missing required parameter: '{where}.content'.",
+                           f"{where}.content", "missing_required_parameter")
+    if content is not None and not isinstance(content, (str, list)):
+        raise RequestError(400, f"Invalid type for '{where}.content': expected one of a string "
+                           f"or array of objects, but got {_type_name(content)} instead.",
+                           f"{where}.content", "invalid_type")
+
+
+def _check_number(body: dict, key: str, lo: float, hi: float | None, integer: bool) -> None:
+    value = body.get(key)
+    if value is None:
+        return
+    ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if not ok_type or isinstance(value, bool):
+        want = "an integer" if integer else "a decimal"
+        raise RequestError(400, f"Invalid type for '{key}': expected {want}, but got "
+                           f"{_type_name(value)} instead.", key, "invalid_type")
+    if value < lo or (hi is not None and value > hi):
+        raise RequestError(400, f"Invalid '{key}': expected a value in [{lo}, {hi}], "
+                           f"but got {value} instead.", key, "invalid_value")
+
+
+def validate(body: Any) -> tuple[str, list]:
+    """Return (model, messages) or raise RequestError like the real API would."""
+    if not isinstance(body, dict):
+        raise RequestError(400, "Invalid request body: expected a JSON object.")
+    model = body.get("model")
+    if not model or not isinstance(model, str):
+        raise RequestError(400, "you must provide a model parameter")
+    if "messages" not in body:
+        raise RequestError(400, "Missing required parameter: 'messages'.", "messages",
+                           "missing_required_parameter")
+    messages = body["messages"]
+    if not isinstance(messages, list):
+        raise RequestError(400, f"Invalid type for 'messages': expected an array, but got "
+                           f"{_type_name(messages)} instead.", "messages", "invalid_type")
+    if not messages:
+        raise RequestError(400, "Invalid 'messages': empty array. Expected an array with "
+                           "minimum length 1, but got an empty array instead.",
+                           "messages", "empty_array")
+    for i, msg in enumerate(messages):
+        _check_message(i, msg)
+    _check_number(body, "temperature", 0, 2, integer=False)
+    _check_number(body, "max_tokens", 1, None, integer=True)
+    _check_number(body, "max_completion_tokens", 1, None, integer=True)
+    if body.get("stream"):
+        raise RequestError(400, "The simulator does not support stream=true.", "stream",
+                           "unsupported_value")
+    return model, messages
+
+
+def _authorized(request: web.Request, key: str) -> bool:
+    return request.headers.get("Authorization", "") == "Bearer " + key
+
+
+def _unauthorized() -> web.Response:
+    # Never echo the presented key back: it could end up in a client's logs.
+    return error_response(401, "Incorrect API key provided.", "invalid_request_error",
+                          None, "invalid_api_key")
+
+
+def _completion(state: SimState, model: str, messages: list, decision: Decision,
+                body: dict) -> bytes:
+    texts = [_text_of(m.get("content")) for m in messages]
+    last_user = next((t for m, t in zip(reversed(messages), reversed(texts))
+                      if m.get("role") == "user"), texts[-1])
+    answer = make_answer(decision.behaviour.mode, last_user, texts)
+    finish = "stop"
+    cap = body.get("max_completion_tokens") or body.get("max_tokens")
+    if cap and len(answer) > cap * 4:
+        answer, finish = answer[: cap * 4], "length"
+    prompt_tokens, completion_tokens = count_tokens(sum(map(len, texts)), answer)
+    return orjson.dumps({
+        "id": f"chatcmpl-sim{state.next_id():x}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model + MODEL_SUFFIX,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
+                     "finish_reason": finish}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    })
+
+
+def _render_rpm(model: str, decision: Decision) -> web.Response:
+    limit = decision.behaviour.rpm
+    wait = decision.retry_after_s or 0.0
+    message = (f"Rate limit reached for {model} on requests per min (RPM): Limit {limit}, "
+               f"Used {limit}, Requested 1. Please try again in {wait:.3g}s.")
+    return error_response(429, message, "requests", None, "rate_limit_exceeded",
+                          decision.limit_headers)
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    """POST /v1/chat/completions."""
+    state = request.app[STATE]
+    key = state.config.api_key
+    if key and not _authorized(request, key):
+        state.record(None, 401)
+        return _unauthorized()
+    model = None
+    try:
+        try:
+            body = orjson.loads(await request.read())
+        except orjson.JSONDecodeError:
+            raise RequestError(400, "We could not parse the JSON body of your request.") from None
+        model, messages = validate(body)
+        if state.config.strict_models and model not in state.config.listed_models():
+            raise RequestError(404, f"The model `{model}` does not exist or you do not have "
+                               "access to it.", None, "model_not_found")
+    except RequestError as err:
+        state.record(model, err.status)
+        return error_response(err.status, err.message, err.type, err.param, err.code)
+    fp = fingerprint(model, messages)
+    decision = state.admit(model, fp)
+    return await _respond(request, state, model, messages, body, fp, decision)
+
+
+async def _respond(request: web.Request, state: SimState, model: str, messages: list,
+                   body: dict, fp: str, decision: Decision) -> web.StreamResponse:
+    kind = decision.kind
+    if kind == "rpm":
+        state.record(model, 429)
+        return _render_rpm(model, decision)
+    if decision.delay_s:
+        await asyncio.sleep(decision.delay_s)
+    headers = decision.limit_headers
+    if kind == "ok":
+        state.record(model, 200, fp, ok=True)
+        payload = _completion(state, model, messages, decision, body)
+        return web.Response(body=payload, headers={**_JSON, **headers} if headers else _JSON)
+    if kind == "drop":
+        state.record(model, "dropped")
+        # Close the socket with nothing written, then abort the handler: the
+        # client sees a server disconnect, as with a crashed proxy.
+        request.transport.close()
+        raise asyncio.CancelledError
+    if kind == "malformed":
+        state.record(model, 200)
+        return web.Response(body=_MALFORMED, headers={**_JSON, **headers} if headers else _JSON)
+    status, type_, code, message = _FAULT_ERRORS[kind]
+    state.record(model, status)
+    return error_response(status, message, type_, None, code, headers)
+
+
+async def list_models(request: web.Request) -> web.Response:
+    """GET /v1/models."""
+    state = request.app[STATE]
+    key = state.config.api_key
+    if key and not _authorized(request, key):
+        return _unauthorized()
+    data = [{"id": m, "object": "model", "created": 0, "owned_by": "sim"}
+            for m in state.config.listed_models()]
+    return web.Response(body=orjson.dumps({"object": "list", "data": data}), headers=_JSON)
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_get("/v1/models", list_models)

@@ -1,0 +1,80 @@
+"""The dataset seam: what the engine needs from every dataset adapter.
+
+Flow for one dataset: ``records(data_dir)`` streams the whole pool as
+(item_id, raw) pairs; ``benchmark.sampling`` keeps a seeded-hash sample of
+ids; ``render`` turns each kept raw record into an ``Item`` (prompt + gold);
+after the model answers, ``score`` parses the response and scores it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Iterator, Protocol, runtime_checkable
+
+import msgspec
+
+
+class Message(msgspec.Struct, frozen=True):
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+class Item(msgspec.Struct, frozen=True):
+    """One prompt to send, with what is needed to score its answer."""
+
+    id: str
+    messages: tuple[Message, ...]
+    gold: Any
+    # Anything the scorer needs besides gold (option permutation, category,
+    # BBQ context condition ...). JSON-serialisable.
+    meta: dict[str, Any] = {}
+
+
+class Scored(msgspec.Struct, frozen=True):
+    """The outcome of scoring one response."""
+
+    prediction: Any  # None when nothing could be parsed (scores as wrong, counted apart)
+    score: float | None
+    measures: dict[str, float] | None = None  # named values for non-mean metrics
+
+
+class MetricSpec(msgspec.Struct, frozen=True):
+    """How item rows aggregate into one metric value (see store/schema.sql)."""
+
+    name: str
+    kind: str  # "mean" | "ratio" | "micro_f1"
+    a: str = "score"
+    b: str | None = None
+    c: str | None = None
+    primary: bool = False
+
+
+class DataMissing(Exception):
+    """A dataset's files are not where the adapter looks; the message names them."""
+
+
+@runtime_checkable
+class Dataset(Protocol):
+    id: str
+    language: str  # "en" | "zh" | "mixed"
+    scorer_version: str
+    metrics: tuple[MetricSpec, ...]
+    samples: int  # answers per item (1 unless a method needs several)
+
+    def prompt_hash(self) -> str: ...
+
+    def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]: ...
+
+    def render(self, item_id: str, raw: Any) -> Item: ...
+
+    def score(self, item: Item, response: str) -> Scored: ...
+
+
+def stable_hash(*parts: object, length: int = 16) -> str:
+    """A short hex digest of the given parts, the same on every machine."""
+    h = hashlib.blake2b(digest_size=length // 2)
+    for p in parts:
+        h.update(repr(p).encode())
+        h.update(b"\x00")
+    return h.hexdigest()

@@ -1,0 +1,39 @@
+"""Dataset id -> adapter. Adapters register themselves on import."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from benchmark.dataset import Dataset
+
+_DATASETS: dict[str, Dataset] = {}
+_loaded = False
+
+
+def register(dataset: Dataset) -> Dataset:
+    if dataset.id in _DATASETS:
+        raise ValueError(f"dataset id {dataset.id!r} registered twice")
+    _DATASETS[dataset.id] = dataset
+    return dataset
+
+
+def _load_all() -> None:
+    global _loaded
+    if _loaded:
+        return
+    import benchmark.datasets as pkg
+
+    for mod in pkgutil.iter_modules(pkg.__path__):
+        importlib.import_module(f"benchmark.datasets.{mod.name}")
+    _loaded = True
+
+
+def get(dataset_id: str) -> Dataset | None:
+    _load_all()
+    return _DATASETS.get(dataset_id)
+
+
+def all_ids() -> list[str]:
+    _load_all()
+    return sorted(_DATASETS)

@@ -1,0 +1,86 @@
+"""`python -m engine ...`: the command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from benchmark.dataset import DataMissing
+from benchmark.suite import SuiteError
+from engine.errors import UserError
+from store.db import StoreError
+
+USAGE_ERRORS = (UserError, StoreError, SuiteError, DataMissing)
+
+
+def _sweep_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sweep", help="evaluate every model of MODELS.toml on a suite (resumable)")
+    p.add_argument("models", type=Path, help="models file (TOML, [[models]] tables)")
+    p.add_argument("--db", type=Path, default=Path("results.duckdb"), help="DuckDB file (default: results.duckdb)")
+    p.add_argument("--data-dir", type=Path, default=Path("data"), help="data folder (default: ./data)")
+    p.add_argument("--suite", default="moodbench", help="suite name or path to a suite TOML (default: moodbench)")
+    p.add_argument("--datasets", help="comma-separated dataset ids (default: every dataset of the suite)")
+    p.add_argument("--limit", type=int, help="items per dataset (default: the suite's sample size, 300)")
+    p.add_argument("--fresh", action="store_true", help="delete these models' stored rows for these datasets first")
+    p.add_argument("--allow-mixed", action="store_true",
+                   help="resume even if stored rows were made with another prompt or scorer version")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _run_sweep(args: argparse.Namespace) -> int:
+    from engine.sweep import SweepOptions, sweep
+
+    datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets else None
+    result = sweep(SweepOptions(models_path=args.models, db=args.db, data_dir=args.data_dir, suite=args.suite,
+                                datasets=datasets, limit=args.limit, fresh=args.fresh, quiet=args.quiet,
+                                allow_mixed=args.allow_mixed))
+    if not args.quiet:
+        from engine.summary import print_dataset_scores
+
+        print_dataset_scores(args.db)
+    print(f"results: {args.db} ({result.rows_written} rows written this run"
+          + (f", {result.errors} errors stored: run again to retry them" if result.errors else "") + ")",
+          file=sys.stderr)
+    return 130 if result.interrupted else 0
+
+
+# Subcommands implemented elsewhere take their own argv.
+_DELEGATED = {
+    "report": ("engine.report", "report_main", "leaderboard and drill-down from a results database"),
+    "import-scores": ("store.import_scores", "import_main", "store dataset-level scores made elsewhere"),
+    "data": ("engine.data", "data_main", "fetch datasets onto this machine (data pull)"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in _DELEGATED:
+        module, func, _ = _DELEGATED[argv[0]]
+        try:
+            import importlib
+
+            entry = getattr(importlib.import_module(module), func)
+        except (ImportError, AttributeError):
+            print(f"error: `{argv[0]}` is not available in this version", file=sys.stderr)
+            return 2
+        return _guard(lambda: entry(argv[1:]))
+
+    parser = argparse.ArgumentParser(prog="python -m engine", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _sweep_parser(sub)
+    for name, (_, _, help_) in _DELEGATED.items():
+        sub.add_parser(name, help=help_, add_help=False)
+    args = parser.parse_args(argv)
+    return _guard(lambda: _run_sweep(args))
+
+
+def _guard(fn) -> int:
+    try:
+        return fn()
+    except USAGE_ERRORS as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,88 @@
+"""Planning: load and sample each dataset once, then stream each model's pending work.
+
+Nothing here materialises models x items: a dataset's sampled items are held
+once and shared by every model; each model's lane walks them lazily, skipping
+what the store says is done.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterator
+
+import msgspec
+
+from benchmark import registry
+from benchmark.dataset import Dataset, DataMissing, Item, stable_hash
+from benchmark.sampling import seeded_sample
+from engine.errors import UserError
+
+
+class PlannedDataset(msgspec.Struct, frozen=True):
+    dataset: Dataset
+    items: tuple[Item, ...]
+
+    @property
+    def id(self) -> str:
+        return self.dataset.id
+
+    @property
+    def size(self) -> int:
+        return len(self.items) * self.dataset.samples
+
+
+class Work(msgspec.Struct, frozen=True):
+    """One call to make: an item of a dataset, for one sample."""
+
+    planned: PlannedDataset
+    item: Item
+    sample: int
+
+
+def resolve_datasets(requested: list[str] | None, suite_ids: tuple[str, ...]) -> tuple[list[Dataset], list[str]]:
+    """Adapters for the requested ids (or the suite's); returns (datasets, suite ids skipped)."""
+    if requested:
+        unknown = [d for d in requested if registry.get(d) is None]
+        if unknown:
+            raise UserError(
+                f"unknown dataset id(s): {', '.join(unknown)} (known: {', '.join(registry.all_ids())})"
+            )
+        return [registry.get(d) for d in requested], []  # type: ignore[misc]
+    found = [registry.get(d) for d in suite_ids]
+    skipped = [d for d, ds in zip(suite_ids, found) if ds is None]
+    return [ds for ds in found if ds is not None], skipped
+
+
+def load_dataset(ds: Dataset, data_dir: Path, limit: int | None, seed: int) -> PlannedDataset:
+    try:
+        chosen = seeded_sample(ds.records(data_dir), ds.id, limit, seed)
+    except DataMissing as e:
+        raise UserError(f"dataset {ds.id}: {e} (fetch the data with: python -m engine data pull --data-dir {data_dir})") from None
+    except (OSError, ValueError) as e:
+        raise UserError(f"dataset {ds.id}: cannot read its data under {data_dir}: {e}") from None
+    if not chosen:
+        raise UserError(f"dataset {ds.id}: no items found under {data_dir}")
+    return PlannedDataset(dataset=ds, items=tuple(ds.render(i, raw) for i, raw in chosen))
+
+
+def run_stamp(ds: Dataset, generation: dict) -> str:
+    """The prompt stamp of a row: the dataset's template and the generation settings used."""
+    return stable_hash(ds.prompt_hash(), sorted(generation.items()), length=12)
+
+
+def lane(planned: list[PlannedDataset], done_count: Callable[[str], int],
+         done_keys: Callable[[str], set[tuple[str, int]]]) -> Iterator[Work]:
+    """A model's pending work, dataset by dataset.
+
+    A dataset whose planned items are all done is skipped without reading its
+    keys; a partly done one (an interrupted run) loads its done keys once.
+    """
+    for p in planned:
+        n_done = done_count(p.id)
+        if n_done >= p.size:
+            continue
+        done = done_keys(p.id) if n_done else set()
+        for item in p.items:
+            for s in range(p.dataset.samples):
+                if (item.id, s) not in done:
+                    yield Work(p, item, s)

@@ -1,0 +1,80 @@
+"""Progress: one bar per model (done/total, rate, errors, ETA), refreshed a few times a second."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import anyio
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
+from rich.progress import Progress as RichProgress
+
+
+class _Counter:
+    __slots__ = ("done", "errors", "total", "start_done", "t0")
+
+    def __init__(self, total: int, done: int):
+        self.total, self.done, self.errors, self.start_done, self.t0 = total, done, 0, done, time.monotonic()
+
+    def rate(self) -> float:
+        dt = time.monotonic() - self.t0
+        return (self.done - self.start_done) / dt if dt > 0 else 0.0
+
+
+class Progress:
+    """Counting is a few integer additions per item; drawing happens on a timer."""
+
+    def __init__(self, *, quiet: bool = False, console: Console | None = None):
+        self.quiet = quiet
+        self.console = console or Console(stderr=True)
+        self.counters: dict[str, _Counter] = {}
+        self._bars: RichProgress | None = None
+        self._tasks: dict[str, TaskID] = {}
+
+    def add(self, model: str, total: int, done: int) -> None:
+        self.counters[model] = _Counter(total, done)
+
+    def advance(self, model: str, ok: bool) -> None:
+        c = self.counters[model]
+        c.done += 1
+        if not ok:
+            c.errors += 1
+
+    async def show(self) -> None:
+        """Draw until cancelled."""
+        if self.quiet:
+            await anyio.sleep_forever()
+        self._bars = RichProgress(
+            TextColumn("{task.description}", justify="left"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]:>7.1f} it/s"), TextColumn("[red]{task.fields[errors]} err"),
+            TimeRemainingColumn(), console=self.console, auto_refresh=False, transient=False,
+            disable=not self.console.is_terminal,
+        )
+        for model, c in self.counters.items():
+            self._tasks[model] = self._bars.add_task(model, total=c.total, completed=c.done, rate=0.0, errors=0)
+        with self._bars:
+            try:
+                while True:
+                    self._draw()
+                    await anyio.sleep(0.25)
+            finally:
+                self._draw()
+
+    def _draw(self) -> None:
+        assert self._bars is not None
+        for model, c in self.counters.items():
+            self._bars.update(self._tasks[model], completed=c.done, rate=c.rate(), errors=c.errors)
+        self._bars.refresh()
+
+    def summary_lines(self) -> list[str]:
+        out = []
+        for model, c in self.counters.items():
+            new = c.done - c.start_done
+            out.append(f"{model}: {c.done}/{c.total} done ({new} this run, {c.errors} errors, {c.rate():.1f} items/s)")
+        return out
+
+
+def log(msg: str, *, quiet: bool = False) -> None:
+    if not quiet:
+        print(msg, file=sys.stderr, flush=True)

@@ -1,0 +1,171 @@
+"""A sweep: every model, every dataset, concurrently, into one DuckDB file; resumable."""
+
+from __future__ import annotations
+
+import signal
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+import anyio
+import duckdb
+import msgspec
+import orjson
+
+from benchmark.suite import load_suite
+from engine.config import ModelConfig, ModelsFile, base_url, load_models
+from engine.errors import UserError
+from engine.plan import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
+from engine.progress import Progress, log
+from engine.scheduler import Stamps, run_lane
+from providers.limits import Limits, RateLimit
+from providers.registry import make_provider
+from store import resume
+from store.db import connect
+from store.writer import Writer
+
+ENGINE_VERSION = "0.1.0"
+
+
+class SweepOptions(msgspec.Struct, frozen=True, kw_only=True):
+    models_path: Path
+    db: Path = Path("results.duckdb")
+    data_dir: Path = Path("data")
+    suite: str = "moodbench"
+    datasets: list[str] | None = None
+    limit: int | None = None
+    fresh: bool = False
+    quiet: bool = False
+    allow_mixed: bool = False
+    backoff_base_s: float = 1.0  # tests shorten retry waits
+
+
+class SweepResult(msgspec.Struct, kw_only=True):
+    rows_written: int
+    interrupted: bool
+    errors: int
+
+
+def sweep(opts: SweepOptions) -> SweepResult:
+    cfg = load_models(opts.models_path)
+    suite = load_suite(opts.suite)
+    datasets, skipped = resolve_datasets(opts.datasets, suite.datasets)
+    if skipped:
+        log(f"note: {len(skipped)} dataset(s) of suite {suite.name} have no adapter yet and are skipped: "
+            f"{', '.join(skipped)}", quiet=opts.quiet)
+    if not datasets:
+        raise UserError(f"suite {suite.name}: none of its datasets can be evaluated yet")
+    if opts.limit is not None and opts.limit < 1:
+        raise UserError("--limit must be >= 1")
+    limit = opts.limit or suite.sample_size
+
+    # Data problems surface here, before any model is called.
+    planned = [load_dataset(ds, opts.data_dir, limit, suite.seed) for ds in datasets]
+    con = connect(opts.db)
+    try:
+        return _sweep_with_store(opts, cfg, suite.name, suite.version, planned, con)
+    finally:
+        con.close()
+
+
+def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suite_version: str,
+                      planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection) -> SweepResult:
+    names = [m.name for m in cfg.models]
+    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, m.generation()) for p in planned})
+              for m in cfg.models}
+    if opts.fresh:
+        n = resume.delete_rows(con, names, [p.id for p in planned])
+        log(f"--fresh: deleted {n} stored rows of these models and datasets", quiet=opts.quiet)
+    expected = {(m, p.id): (stamps[m].prompt_hash[p.id], p.dataset.scorer_version) for m in names for p in planned}
+    conflicts = resume.stamp_conflicts(con, expected)
+    if conflicts and not opts.allow_mixed:
+        more = f" (and {len(conflicts) - 3} more)" if len(conflicts) > 3 else ""
+        raise UserError(
+            f"{opts.db} holds rows made with a different prompt or scorer: {'; '.join(conflicts[:3])}{more}. "
+            "Resuming would mix them: rerun with --fresh to redo them, or --allow-mixed to keep both"
+        )
+    _record_run_inputs(con, cfg, planned)
+    run_id = uuid.uuid4().hex[:12]
+    con.execute("INSERT INTO runs VALUES (?, ?, NULL, ?, ?, ?, ?, 'running')",
+                [run_id, datetime.now(timezone.utc), str(opts.models_path), ENGINE_VERSION, suite_name, suite_version])
+
+    counts = resume.done_counts(con, names, {p.id: [it.id for it in p.items] for p in planned})
+    partial = {(m, p.id): resume.done_keys(con, m, p.id)
+               for m in names for p in planned if 0 < counts.get((m, p.id), 0) < p.size}
+    progress = Progress(quiet=opts.quiet)
+    total = sum(p.size for p in planned)
+    for m in names:
+        progress.add(m, total, sum(min(counts.get((m, p.id), 0), p.size) for p in planned))
+
+    result = anyio.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress)
+    outcome = "interrupted" if result.interrupted else "complete"
+    con.execute("UPDATE runs SET finished_at = ?, outcome = ? WHERE run_id = ?",
+                [datetime.now(timezone.utc), outcome, run_id])
+    result.errors = sum(c.errors for c in progress.counters.values())
+    for line in progress.summary_lines():
+        log(line, quiet=opts.quiet)
+    return result
+
+
+def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[PlannedDataset]) -> None:
+    now = datetime.now(timezone.utc)
+    for m in cfg.models:
+        con.execute("INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [m.name, m.provider, base_url(m), m.model, orjson.dumps(m.metadata).decode(),
+                     orjson.dumps(m.generation()).decode(), now])
+    for p in planned:
+        for spec in p.dataset.metrics:
+            con.execute("INSERT OR REPLACE INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [p.id, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, p.dataset.scorer_version])
+
+
+def _limits(cfg: ModelsFile) -> dict[str, Limits]:
+    accounts = {name: RateLimit(a.rpm, a.tpm) for name, a in cfg.accounts.items()}
+    return {m.name: Limits(accounts.get(m.account) if m.account else None, RateLimit(m.rpm, m.tpm))
+            for m in cfg.models}
+
+
+def _provider(m: ModelConfig, limits: Limits, backoff_base_s: float):
+    return make_provider(m.provider, base_url=base_url(m), model=m.model, api_key=m.api_key(),
+                         generation=m.generation(), limits=limits, timeout_s=m.timeout_s,
+                         max_retries=m.max_retries, max_connections=m.max_concurrency,
+                         backoff_base_s=backoff_base_s)
+
+
+async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection,
+               stamps: dict[str, Stamps], counts: dict, partial: dict, progress: Progress) -> SweepResult:
+    limits = _limits(cfg)
+    providers = {m.name: _provider(m, limits[m.name], opts.backoff_base_s) for m in cfg.models}
+    writer = Writer(con)
+    interrupted = False
+    lanes_scope = anyio.CancelScope()
+
+    async def watch_signals() -> None:
+        nonlocal interrupted
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                interrupted = True
+                log("interrupted: saving what is done (run the same command to resume)", quiet=False)
+                lanes_scope.cancel()
+                return
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer.run)
+        tg.start_soon(progress.show)
+        tg.start_soon(watch_signals)
+        try:
+            with lanes_scope:
+                async with anyio.create_task_group() as lanes:
+                    for m in cfg.models:
+                        work = lane(planned, lambda d, m=m.name: counts.get((m, d), 0),
+                                    lambda d, m=m.name: partial.get((m, d), set()))
+                        lanes.start_soon(run_lane, m.name, providers[m.name], work, m.max_concurrency,
+                                         writer, stamps[m.name], progress)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for p in providers.values():
+                    await p.aclose()
+                await writer.close()
+                await writer.finished.wait()
+            tg.cancel_scope.cancel()
+    return SweepResult(rows_written=writer.rows_written, interrupted=interrupted, errors=0)

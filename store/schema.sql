@@ -1,0 +1,70 @@
+-- The public query interface of results.duckdb (documented in README.md).
+-- One row per (model, dataset, item_id, sample). The table is at once the
+-- resume ledger and the response cache: an `ok` row is never asked again.
+
+CREATE TABLE IF NOT EXISTS results (
+    model          VARCHAR NOT NULL,   -- models.toml `name`
+    dataset        VARCHAR NOT NULL,   -- dataset id, e.g. 'sst2'
+    item_id        VARCHAR NOT NULL,   -- stable id inside the dataset
+    sample         INTEGER NOT NULL,   -- 0 unless a dataset asks for repeated samples
+    status         VARCHAR NOT NULL,   -- 'ok' | 'error'
+    error_class    VARCHAR,            -- 'rate_limit' | 'transient' | 'permanent' | 'refusal' (error rows)
+    error          VARCHAR,            -- message, never containing a secret
+    attempts       INTEGER NOT NULL,   -- HTTP attempts spent on this row, summed over runs
+    response       VARCHAR,            -- raw model text
+    prediction     JSON,               -- parsed answer; NULL when nothing could be parsed
+    gold           JSON,
+    score          DOUBLE,             -- the item's primary score (0..1 for accuracy-like metrics)
+    measures       JSON,               -- other named per-item values that metrics aggregate (tp/fp/fn ...)
+    latency_ms     DOUBLE,
+    input_tokens   INTEGER,
+    output_tokens  INTEGER,
+    model_version  VARCHAR,            -- as the API reported it
+    prompt_hash    VARCHAR,            -- hash of the dataset's prompt template and generation settings
+    suite_version  VARCHAR,
+    scorer_version VARCHAR,
+    started_at     TIMESTAMPTZ,
+    finished_at    TIMESTAMPTZ,
+    PRIMARY KEY (model, dataset, item_id, sample)
+);
+
+-- What each model is, as models.toml described it (secrets never stored).
+CREATE TABLE IF NOT EXISTS models (
+    name       VARCHAR PRIMARY KEY,
+    provider   VARCHAR NOT NULL,
+    base_url   VARCHAR,
+    model_id   VARCHAR NOT NULL,
+    metadata   JSON,
+    generation JSON,
+    updated_at TIMESTAMPTZ
+);
+
+-- How each dataset turns item rows into metric values. Written by the sweep
+-- from the dataset adapters; read by the views.
+--   kind 'mean'     : avg(a)                       (accuracy, token F1, ROUGE ...)
+--   kind 'ratio'    : sum(a) / sum(b)
+--   kind 'micro_f1' : 2*sum(a) / (2*sum(a) + sum(b) + sum(c))   with a,b,c = tp,fp,fn
+-- a/b/c name a key of `measures`, or the literal 'score' for the score column.
+CREATE TABLE IF NOT EXISTS dataset_metrics (
+    dataset        VARCHAR NOT NULL,
+    metric         VARCHAR NOT NULL,
+    kind           VARCHAR NOT NULL,
+    a              VARCHAR NOT NULL,
+    b              VARCHAR,
+    c              VARCHAR,
+    is_primary     BOOLEAN NOT NULL,
+    scorer_version VARCHAR NOT NULL,
+    PRIMARY KEY (dataset, metric)
+);
+
+-- One row per sweep invocation, for provenance.
+CREATE TABLE IF NOT EXISTS runs (
+    run_id      VARCHAR PRIMARY KEY,
+    started_at  TIMESTAMPTZ,
+    finished_at TIMESTAMPTZ,
+    command     VARCHAR,
+    engine_version VARCHAR,
+    suite       VARCHAR,
+    suite_version VARCHAR,
+    outcome     VARCHAR
+);

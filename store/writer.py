@@ -1,0 +1,156 @@
+"""The one writer: every result row goes through it, in batches, to DuckDB."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any
+
+import anyio
+import duckdb
+import msgspec
+import orjson
+import pyarrow as pa
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+
+class ResultRow(msgspec.Struct, array_like=True):
+    """One row of `results`, in column order (store/schema.sql)."""
+
+    model: str
+    dataset: str
+    item_id: str
+    sample: int
+    status: str
+    error_class: str | None
+    error: str | None
+    attempts: int
+    response: str | None
+    prediction: Any
+    gold: Any
+    score: float | None
+    measures: dict[str, float] | None
+    latency_ms: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    model_version: str | None
+    prompt_hash: str
+    suite_version: str
+    scorer_version: str
+    started_at: datetime
+    finished_at: datetime
+
+
+_TS = pa.timestamp("us", tz="UTC")
+_SCHEMA = pa.schema([
+    ("model", pa.string()), ("dataset", pa.string()), ("item_id", pa.string()), ("sample", pa.int32()),
+    ("status", pa.string()), ("error_class", pa.string()), ("error", pa.string()), ("attempts", pa.int32()),
+    ("response", pa.string()), ("prediction", pa.string()), ("gold", pa.string()), ("score", pa.float64()),
+    ("measures", pa.string()), ("latency_ms", pa.float64()), ("input_tokens", pa.int32()),
+    ("output_tokens", pa.int32()), ("model_version", pa.string()), ("prompt_hash", pa.string()),
+    ("suite_version", pa.string()), ("scorer_version", pa.string()), ("started_at", _TS), ("finished_at", _TS),
+])
+_JSON_COLUMNS = {"prediction", "gold", "measures"}
+_COLUMNS = [f.name for f in _SCHEMA]
+
+# A retried row replaces the earlier error row; attempts add up over runs.
+_UPSERT = f"""
+INSERT INTO results SELECT * FROM batch
+ON CONFLICT (model, dataset, item_id, sample) DO UPDATE SET
+  {", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[4:] if c != "attempts")},
+  attempts = results.attempts + excluded.attempts
+"""
+
+
+def _json(v: Any) -> str | None:
+    return None if v is None else orjson.dumps(v).decode()
+
+
+def to_arrow(rows: list[ResultRow]) -> pa.Table:
+    cols = list(zip(*(msgspec.structs.astuple(r) for r in rows)))
+    arrays = []
+    for name, field, values in zip(_COLUMNS, _SCHEMA, cols):
+        if name in _JSON_COLUMNS:
+            values = [_json(v) for v in values]
+        arrays.append(pa.array(values, type=field.type))
+    return pa.Table.from_arrays(arrays, schema=_SCHEMA)
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, rows: list[ResultRow]) -> None:
+    """Upsert rows in one transaction (also used by tests and benchmarks)."""
+    batch = to_arrow(rows)  # noqa: F841 - referenced by name in the SQL
+    con.execute("BEGIN")
+    try:
+        con.execute(_UPSERT)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+class Writer:
+    """Receives rows from many workers; appends them in batches from one thread.
+
+    A batch is flushed when it is full or ``flush_s`` after its first row, so a
+    kill loses at most the rows of the last fraction of a second (and the
+    calls in flight).
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, flush_s: float = 0.2, batch_max: int = 5000,
+                 buffer: int = 20000):
+        self._con = con
+        self._flush_s = flush_s
+        self._batch_max = batch_max
+        self._send: MemoryObjectSendStream[ResultRow]
+        self._recv: MemoryObjectReceiveStream[ResultRow]
+        self._send, self._recv = anyio.create_memory_object_stream(buffer)
+        self.rows_written = 0
+        self.finished = anyio.Event()
+
+    async def put(self, row: ResultRow) -> None:
+        await self._send.send(row)
+
+    async def close(self) -> None:
+        """No more rows: the run loop flushes what it has and returns."""
+        await self._send.aclose()
+
+    async def run(self) -> None:
+        try:
+            await self._run()
+        finally:
+            self.finished.set()
+
+    async def _run(self) -> None:
+        async with self._recv:
+            while True:
+                try:
+                    first = await self._recv.receive()
+                except anyio.EndOfStream:
+                    return
+                batch = [first]
+                deadline = time.monotonic() + self._flush_s
+                closed = False
+                while len(batch) < self._batch_max:
+                    try:
+                        batch.append(self._recv.receive_nowait())
+                        continue
+                    except anyio.WouldBlock:
+                        pass
+                    except anyio.EndOfStream:
+                        closed = True
+                        break
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    with anyio.move_on_after(remaining):
+                        try:
+                            batch.append(await self._recv.receive())
+                        except anyio.EndOfStream:
+                            closed = True
+                            break
+                # Shielded: once a batch is taken off the stream it must reach the database.
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(insert_rows, self._con, batch)
+                self.rows_written += len(batch)
+                if closed:
+                    return
