@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shlex
 import sys
 import time
@@ -59,15 +60,35 @@ def main() -> None:
     p.add_argument("--url", help="an already running server's base URL (ending in /v1)")
     args = p.parse_args()
     command = shlex.join([sys.executable, "-m", "bench.baseline_aiohttp", *sys.argv[1:]])
+    server_cpu = None
     if args.url:
         ok, failed, elapsed = asyncio.run(run(args.url, args.requests, args.concurrency))
     else:
         with SimServerProcess() as sim:
             asyncio.run(run(sim.base_url, 500, args.concurrency))  # warm-up
+            cpu_before = _cpu_seconds(sim.pid)
             ok, failed, elapsed = asyncio.run(run(sim.base_url, args.requests, args.concurrency))
+            cpu_after = _cpu_seconds(sim.pid)
+            if cpu_before is not None and cpu_after is not None:
+                server_cpu = cpu_after - cpu_before
+    done = ok + failed
     print(f"command: {command}")
-    print(f"{ok + failed} requests ({failed} failed), concurrency {args.concurrency}, "
-          f"{elapsed:.2f} s: {(ok + failed) / elapsed:,.0f} requests/s")
+    print(f"{done} requests ({failed} failed), concurrency {args.concurrency}, "
+          f"{elapsed:.2f} s: {done / elapsed:,.0f} requests/s")
+    if server_cpu:
+        # The end-to-end rate is bounded by this Python client on the other core;
+        # this is what the server alone could sustain on one core.
+        print(f"server CPU {server_cpu:.2f} s: {done / server_cpu:,.0f} requests per core-second")
+
+
+def _cpu_seconds(pid: int | None) -> float | None:
+    """User+system CPU time of a process (Linux /proc), or None elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":

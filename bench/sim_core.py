@@ -151,7 +151,9 @@ def config_from_knobs(
 
 # --------------------------------------------------------------------------- answers
 
-_OPTION_RE = re.compile(r"^[ \t]*(?:\(([A-Z])\)|([A-Z])[.)])[ \t]+\S", re.M)
+# "A. x", "A) x", "(A) x"; one capture group keeps findall cheap ("(A. x" also
+# matches, which is harmless).
+_OPTION_RE = re.compile(r"^[ \t]*\(?([A-Z])[.)][ \t]+\S", re.M)
 _GOLD_RE = re.compile(r"^[ \t]*\[\[gold:(.*?)\]\][ \t]*$", re.M)
 
 
@@ -161,7 +163,7 @@ def fingerprint(model: str, messages: Any) -> str:
 
 
 def letter_answer(text: str) -> str:
-    letters = list(dict.fromkeys(a or b for a, b in _OPTION_RE.findall(text))) or ["A", "B"]
+    letters = list(dict.fromkeys(_OPTION_RE.findall(text))) or ["A", "B"]
     # crc32, not hash(): str hashes are salted per process, answers must not be.
     return "Answer: " + letters[zlib.crc32(text.encode()) % len(letters)]
 
@@ -241,6 +243,7 @@ class SimState:
         self.config = config
         self.stats = Stats()
         self.windows: dict[str, deque[float]] = {}
+        self.known_models = frozenset(config.listed_models())
         self._jitter = random.Random(config.seed)
         self._seed = str(config.seed).encode()
         self._ids = 0

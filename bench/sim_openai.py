@@ -48,8 +48,11 @@ class RequestError(Exception):
 def error_response(status: int, message: str, type_: str, param: str | None = None,
                    code: str | None = None, headers: dict[str, str] | None = None) -> web.Response:
     body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
-    return web.Response(status=status, body=orjson.dumps(body),
-                        headers={**_JSON, **headers} if headers else _JSON)
+    return web.Response(status=status, body=orjson.dumps(body), headers=_with_json(headers))
+
+
+def _with_json(headers: dict[str, str] | None) -> dict[str, str]:
+    return {**_JSON, **headers} if headers else _JSON
 
 
 def _type_name(value: Any) -> str:
@@ -133,6 +136,12 @@ def validate(body: Any) -> tuple[str, list]:
     return model, messages
 
 
+def _model_of(body: Any) -> str | None:
+    """The model name of a rejected body, if it has a usable one (for stats)."""
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) and model else None
+
+
 def _authorized(request: web.Request, key: str) -> bool:
     return request.headers.get("Authorization", "") == "Bearer " + key
 
@@ -145,9 +154,16 @@ def _unauthorized() -> web.Response:
 
 def _completion(state: SimState, model: str, messages: list, decision: Decision,
                 body: dict) -> bytes:
-    texts = [_text_of(m.get("content")) for m in messages]
-    last_user = next((t for m, t in zip(reversed(messages), reversed(texts))
-                      if m.get("role") == "user"), texts[-1])
+    texts = []
+    last_user = None
+    for m in messages:
+        content = m.get("content")
+        text = content if type(content) is str else _text_of(content)
+        texts.append(text)
+        if m["role"] == "user":
+            last_user = text
+    if last_user is None:
+        last_user = texts[-1]
     answer = make_answer(decision.behaviour.mode, last_user, texts)
     finish = "stop"
     cap = body.get("max_completion_tokens") or body.get("max_tokens")
@@ -182,18 +198,18 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     if key and not _authorized(request, key):
         state.record(None, 401)
         return _unauthorized()
-    model = None
+    model = body = None
     try:
         try:
             body = orjson.loads(await request.read())
         except orjson.JSONDecodeError:
             raise RequestError(400, "We could not parse the JSON body of your request.") from None
         model, messages = validate(body)
-        if state.config.strict_models and model not in state.config.listed_models():
+        if state.config.strict_models and model not in state.known_models:
             raise RequestError(404, f"The model `{model}` does not exist or you do not have "
                                "access to it.", None, "model_not_found")
     except RequestError as err:
-        state.record(model, err.status)
+        state.record(_model_of(body) if model is None else model, err.status)
         return error_response(err.status, err.message, err.type, err.param, err.code)
     fp = fingerprint(model, messages)
     decision = state.admit(model, fp)
@@ -212,16 +228,17 @@ async def _respond(request: web.Request, state: SimState, model: str, messages: 
     if kind == "ok":
         state.record(model, 200, fp, ok=True)
         payload = _completion(state, model, messages, decision, body)
-        return web.Response(body=payload, headers={**_JSON, **headers} if headers else _JSON)
+        return web.Response(body=payload, headers=_with_json(headers))
     if kind == "drop":
         state.record(model, "dropped")
         # Close the socket with nothing written, then abort the handler: the
         # client sees a server disconnect, as with a crashed proxy.
-        request.transport.close()
+        if request.transport is not None:
+            request.transport.close()
         raise asyncio.CancelledError
     if kind == "malformed":
         state.record(model, 200)
-        return web.Response(body=_MALFORMED, headers={**_JSON, **headers} if headers else _JSON)
+        return web.Response(body=_MALFORMED, headers=_with_json(headers))
     status, type_, code, message = _FAULT_ERRORS[kind]
     state.record(model, status)
     return error_response(status, message, type_, None, code, headers)

@@ -36,6 +36,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     tpm: float | None = None
     timeout_s: float = 120.0
     max_retries: int = 8
+    backoff_s: float = 1.0  # first retry wait when the server gives no Retry-After; doubles after
     # Generation parameters; None means "not sent" (the API's default applies).
     temperature: float | None = 0.0
     max_tokens: int | None = None
@@ -129,7 +130,7 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
             raise UserError(f"{where}: base_url {url!r} must include the API version path, e.g. .../v1")
         if m.max_concurrency < 1:
             raise UserError(f"{where}: max_concurrency must be >= 1")
-        for key in ("rpm", "tpm", "timeout_s"):
+        for key in ("rpm", "tpm", "timeout_s", "backoff_s"):
             v = getattr(m, key)
             if v is not None and v <= 0:
                 raise UserError(f"{where}: {key} must be > 0")

@@ -13,13 +13,19 @@ from store.db import connect
 def print_dataset_scores(db: Path) -> None:
     con = connect(db, read_only=True)
     try:
+        # Suite-independent on purpose: a dataset run outside any suite still gets its line.
         rows = con.execute(
-            "SELECT model, dataset, n_items, n_ok, n_unparsed, coverage, score FROM dataset_scores ORDER BY model, dataset"
+            """
+            SELECT c.model, c.dataset, c.n_items, c.n_ok, c.n_unparsed, c.coverage, 100 * v.value
+            FROM dataset_coverage c
+            LEFT JOIN metric_values v ON v.model = c.model AND v.dataset = c.dataset AND v.is_primary
+            ORDER BY 1, 2
+            """
         ).fetchall()
     finally:
         con.close()
     table = Table(title=f"dataset scores ({db})")
-    for col in ("model", "dataset", "items", "ok", "unparsed", "coverage", "score"):
+    for col in ("model", "dataset", "items", "ok", "unparsed", "coverage", "primary metric"):
         table.add_column(col, justify="left" if col in ("model", "dataset") else "right")
     for model, ds, n, ok, unparsed, cov, score in rows:
         table.add_row(model, ds, str(n), str(ok), str(unparsed), f"{cov:.0%}", "-" if score is None else f"{score:.2f}")

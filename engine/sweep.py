@@ -22,6 +22,7 @@ from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
 from store import resume
 from store.db import connect
+from store.suite_tables import load_suite_tables
 from store.writer import Writer
 
 ENGINE_VERSION = "0.1.0"
@@ -37,7 +38,6 @@ class SweepOptions(msgspec.Struct, frozen=True, kw_only=True):
     fresh: bool = False
     quiet: bool = False
     allow_mixed: bool = False
-    backoff_base_s: float = 1.0  # tests shorten retry waits
 
 
 class SweepResult(msgspec.Struct, kw_only=True):
@@ -63,6 +63,7 @@ def sweep(opts: SweepOptions) -> SweepResult:
     planned = [load_dataset(ds, opts.data_dir, limit, suite.seed) for ds in datasets]
     con = connect(opts.db)
     try:
+        load_suite_tables(con, suite)
         return _sweep_with_store(opts, cfg, suite.name, suite.version, planned, con)
     finally:
         con.close()
@@ -125,17 +126,17 @@ def _limits(cfg: ModelsFile) -> dict[str, Limits]:
             for m in cfg.models}
 
 
-def _provider(m: ModelConfig, limits: Limits, backoff_base_s: float):
+def _provider(m: ModelConfig, limits: Limits):
     return make_provider(m.provider, base_url=base_url(m), model=m.model, api_key=m.api_key(),
                          generation=m.generation(), limits=limits, timeout_s=m.timeout_s,
                          max_retries=m.max_retries, max_connections=m.max_concurrency,
-                         backoff_base_s=backoff_base_s)
+                         backoff_base_s=m.backoff_s)
 
 
 async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection,
                stamps: dict[str, Stamps], counts: dict, partial: dict, progress: Progress) -> SweepResult:
     limits = _limits(cfg)
-    providers = {m.name: _provider(m, limits[m.name], opts.backoff_base_s) for m in cfg.models}
+    providers = {m.name: _provider(m, limits[m.name]) for m in cfg.models}
     writer = Writer(con)
     interrupted = False
     lanes_scope = anyio.CancelScope()

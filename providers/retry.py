@@ -24,7 +24,7 @@ class _Wait:
     """Honour Retry-After when the server sends it, else exponential backoff with jitter."""
 
     def __init__(self, base_s: float, max_s: float):
-        self._backoff = wait_exponential_jitter(initial=base_s, max=max_s, jitter=base_s)
+        self._backoff = wait_exponential_jitter(multiplier=base_s, max=max_s, jitter=base_s)
 
     def __call__(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None

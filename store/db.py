@@ -6,8 +6,6 @@ from pathlib import Path
 
 import duckdb
 
-_HERE = Path(__file__).parent
-
 
 class StoreError(Exception):
     """The database cannot be used as asked; the message says why and what to do."""
@@ -34,5 +32,6 @@ def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConn
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute((_HERE / "schema.sql").read_text())
-    con.execute((_HERE / "views.sql").read_text())
+    from store.views import ensure_views
+
+    ensure_views(con)

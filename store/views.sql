@@ -1,16 +1,33 @@
--- Views over results. Every layer is computed from item rows, so a changed
--- weight or metric definition changes the answer without re-running a model.
+-- Views over results and the suite tables (store/suite_tables.py).
+-- Every layer is computed from item rows, so a changed weight or metric
+-- definition changes the answer without re-running a model. Created by
+-- store/views.py: ensure_views(con). Semantics in docs/suites.md.
+--
+-- Layers (paper 001, Appendix 7.1):
+--   metric_values -> method_scores (Alg. 2) -> dataset_scores (Alg. 3)
+--   -> task_scores -> level_scores (Alg. 3) -> sub_ability_scores (Alg. 4)
+--   -> ability_scores (Alg. 3) -> leaderboard (Alg. 5)
+-- Every suite-aware view carries (suite, version). At each layer an absent
+-- child (no score) is dropped and the weights of those present renormalize;
+-- `coverage` is the weighted share of the child weight planned by the suite
+-- that has data, carried up from item coverage at the leaves.
 
 -- Per-item values feeding each metric (only `ok` rows: an error is not a wrong answer).
+-- The CASEs read the score column directly when the metric names it, and skip
+-- an unused b/c without touching JSON: JSON extraction is the costly part.
 CREATE OR REPLACE VIEW metric_inputs AS
 SELECT r.model, r.dataset, d.metric, d.kind, d.is_primary,
-       CASE WHEN d.a = 'score' THEN r.score ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.a) AS DOUBLE) END AS a,
-       CASE WHEN d.b = 'score' THEN r.score ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.b) AS DOUBLE) END AS b,
-       CASE WHEN d.c = 'score' THEN r.score ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.c) AS DOUBLE) END AS c
+       CASE WHEN d.a = 'score' THEN r.score
+            ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.a) AS DOUBLE) END AS a,
+       CASE WHEN d.b IS NULL THEN NULL WHEN d.b = 'score' THEN r.score
+            ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.b) AS DOUBLE) END AS b,
+       CASE WHEN d.c IS NULL THEN NULL WHEN d.c = 'score' THEN r.score
+            ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.c) AS DOUBLE) END AS c
 FROM results r JOIN dataset_metrics d ON d.dataset = r.dataset
 WHERE r.status = 'ok';
 
 -- One value per (model, dataset, metric), on the metric's own scale (0..1 for ratios).
+-- New aggregate kinds go here as one more WHEN.
 CREATE OR REPLACE VIEW metric_values AS
 SELECT model, dataset, metric, any_value(is_primary) AS is_primary, count(*) AS n,
        CASE any_value(kind)
@@ -21,7 +38,7 @@ SELECT model, dataset, metric, any_value(is_primary) AS is_primary, count(*) AS 
 FROM metric_inputs
 GROUP BY model, dataset, metric;
 
--- Coverage per (model, dataset): planned rows versus rows that succeeded.
+-- Coverage per (model, dataset), whatever the suite: stored rows versus rows that succeeded.
 CREATE OR REPLACE VIEW dataset_coverage AS
 SELECT model, dataset,
        count(*) AS n_items,
@@ -32,9 +49,227 @@ SELECT model, dataset,
 FROM results
 GROUP BY model, dataset;
 
--- Dataset score on 0-100 from the dataset's primary metric.
+-- Each suite method with its concrete metric (NULL metric = the dataset's primary one).
+CREATE OR REPLACE VIEW suite_methods_resolved AS
+SELECT m.suite, m.version, m.dataset, m.method, coalesce(m.metric, p.metric) AS metric,
+       m.normalization, m.lo, m.hi, m.weight
+FROM suite_methods m
+LEFT JOIN dataset_metrics p ON m.metric IS NULL AND p.dataset = m.dataset AND p.is_primary;
+
+-- Algorithm 2: one normalized 0-100 score per (suite, model, dataset, method).
+-- 'grade' maps each item's label to points and averages them (the label is the
+-- metric's `a` value: the score column or a measures key).
+CREATE OR REPLACE VIEW method_scores AS
+SELECT m.suite, m.version, v.model, m.dataset, m.method, m.metric, m.normalization, m.weight,
+       v.n, v.value AS raw,
+       CASE m.normalization
+           WHEN 'ratio' THEN 100 * v.value
+           WHEN 'raw' THEN v.value
+           WHEN 'numeric' THEN 100 * (v.value - m.lo) / (m.hi - m.lo)
+       END AS score
+FROM suite_methods_resolved m
+JOIN metric_values v ON v.dataset = m.dataset AND v.metric = m.metric
+WHERE m.normalization <> 'grade'
+UNION ALL
+SELECT g.suite, g.version, g.model, g.dataset, g.method, g.metric, 'grade', any_value(g.weight),
+       count(*), NULL, avg(sg.points)
+FROM (
+    SELECT m.suite, m.version, r.model, m.dataset, m.method, m.metric, m.weight,
+           CASE WHEN d.a = 'score' THEN CAST(r.score AS VARCHAR)
+                ELSE json_extract_string(r.measures, '$.' || d.a) END AS label
+    FROM suite_methods_resolved m
+    JOIN dataset_metrics d ON d.dataset = m.dataset AND d.metric = m.metric
+    JOIN results r ON r.dataset = m.dataset AND r.status = 'ok'
+    WHERE m.normalization = 'grade'
+) g
+JOIN suite_grades sg ON sg.suite = g.suite AND sg.version = g.version AND sg.dataset = g.dataset
+     AND sg.method = g.method
+     AND sg.grade_key = coalesce(CAST(TRY_CAST(g.label AS DOUBLE) AS VARCHAR), g.label)
+GROUP BY g.suite, g.version, g.model, g.dataset, g.method, g.metric;
+
+-- Algorithm 3, method -> dataset. One row per (suite, model, dataset) that has item
+-- rows or an imported score. Precedence: item scores win; an external score
+-- counts when the dataset has no item score, or always when imported with override.
 CREATE OR REPLACE VIEW dataset_scores AS
-SELECT c.model, c.dataset, c.n_items, c.n_ok, c.n_error, c.n_unparsed, c.coverage,
-       100 * v.value AS score
-FROM dataset_coverage c
-LEFT JOIN metric_values v ON v.model = c.model AND v.dataset = c.dataset AND v.is_primary;
+WITH planned AS (
+    SELECT suite, version, dataset, sum(weight) AS w FROM suite_methods GROUP BY ALL
+), from_items AS (
+    SELECT suite, version, model, dataset,
+           sum(weight * score) / nullif(sum(weight), 0) AS score, sum(weight) AS w
+    FROM method_scores WHERE score IS NOT NULL GROUP BY ALL
+), items AS (
+    SELECT d.suite, d.version, c.* FROM suite_datasets d JOIN dataset_coverage c ON c.dataset = d.dataset
+), ext AS (
+    SELECT d.suite, d.version, e.model, e.dataset, e.score, e.override
+    FROM suite_datasets d JOIN external_scores e ON e.suite = d.suite AND e.dataset = d.dataset
+), merged AS (
+    SELECT coalesce(c.suite, e.suite) AS suite, coalesce(c.version, e.version) AS version,
+           coalesce(c.model, e.model) AS model, coalesce(c.dataset, e.dataset) AS dataset,
+           c.n_items, c.n_ok, c.n_error, c.n_unparsed, c.coverage AS item_coverage,
+           i.score AS items_score, i.w / p.w AS method_share, e.score AS external_score,
+           CASE WHEN e.score IS NOT NULL AND (e.override OR i.score IS NULL) THEN 'external'
+                WHEN i.score IS NOT NULL THEN 'items' END AS source
+    FROM items c
+    FULL OUTER JOIN ext e ON e.suite = c.suite AND e.version = c.version AND e.model = c.model
+         AND e.dataset = c.dataset
+    LEFT JOIN from_items i ON i.suite = coalesce(c.suite, e.suite) AND i.version = coalesce(c.version, e.version)
+         AND i.model = coalesce(c.model, e.model) AND i.dataset = coalesce(c.dataset, e.dataset)
+    LEFT JOIN planned p ON p.suite = coalesce(c.suite, e.suite) AND p.version = coalesce(c.version, e.version)
+         AND p.dataset = coalesce(c.dataset, e.dataset)
+)
+SELECT suite, version, model, dataset, n_items, n_ok, n_error, n_unparsed, item_coverage,
+       CASE source WHEN 'external' THEN external_score WHEN 'items' THEN items_score END AS score,
+       -- an imported score stands for the whole dataset
+       CASE source WHEN 'external' THEN 1.0 WHEN 'items' THEN item_coverage * method_share ELSE 0.0 END
+           AS coverage,
+       source, items_score, external_score
+FROM merged;
+
+-- Algorithm 3, datasets -> task (Eq. 10).
+CREATE OR REPLACE VIEW task_scores AS
+WITH planned AS (
+    SELECT suite, version, task, sum(weight) AS w, count(*) AS n FROM suite_task_datasets GROUP BY ALL
+)
+SELECT t.suite, t.version, d.model, t.task, t.sub_ability, t.level, any_value(t.weight) AS weight,
+       sum(td.weight * d.score) / nullif(sum(td.weight) FILTER (WHERE d.score IS NOT NULL), 0) AS score,
+       sum(td.weight * d.coverage) / any_value(p.w) AS coverage,
+       count(d.score) AS n_present, any_value(p.n) AS n_planned
+FROM suite_task_datasets td
+JOIN dataset_scores d ON d.suite = td.suite AND d.version = td.version AND d.dataset = td.dataset
+JOIN suite_tasks t ON t.suite = td.suite AND t.version = td.version AND t.task = td.task
+JOIN planned p ON p.suite = td.suite AND p.version = td.version AND p.task = td.task
+GROUP BY t.suite, t.version, d.model, t.task, t.sub_ability, t.level;
+
+-- Algorithm 3, tasks of one level of a sub-ability -> S(T^level) (Eq. 11).
+CREATE OR REPLACE VIEW level_scores AS
+WITH planned AS (
+    SELECT suite, version, sub_ability, level, sum(weight) AS w, count(*) AS n
+    FROM suite_tasks GROUP BY ALL
+)
+SELECT t.suite, t.version, t.model, t.sub_ability, t.level,
+       sum(t.weight * t.score) / nullif(sum(t.weight) FILTER (WHERE t.score IS NOT NULL), 0) AS score,
+       sum(t.weight * t.coverage) / any_value(p.w) AS coverage,
+       count(t.score) AS n_present, any_value(p.n) AS n_planned
+FROM task_scores t
+JOIN planned p ON p.suite = t.suite AND p.version = t.version AND p.sub_ability = t.sub_ability
+     AND p.level = t.level
+GROUP BY t.suite, t.version, t.model, t.sub_ability, t.level;
+
+-- Algorithm 4, levels -> sub-ability. The difficulty row is looked up by the set of
+-- levels: those with a score ('table', the paper) or those the suite plans
+-- ('renormalize', the reference: planned weights rescaled over what is present).
+-- Coverage always weighs the levels by the planned row.
+CREATE OR REPLACE VIEW sub_ability_scores AS
+WITH planned AS (
+    SELECT t.suite, t.version, t.sub_ability, any_value(s.weight) AS weight,
+           concat(CASE WHEN bool_or(t.level = 'L') THEN 'L' ELSE '' END,
+                  CASE WHEN bool_or(t.level = 'M') THEN 'M' ELSE '' END,
+                  CASE WHEN bool_or(t.level = 'H') THEN 'H' ELSE '' END) AS levels
+    FROM suite_tasks t
+    JOIN suite_sub_abilities s ON s.suite = t.suite AND s.version = t.version AND s.sub_ability = t.sub_ability
+    GROUP BY ALL
+), planned_w AS (
+    SELECT p.suite, p.version, p.sub_ability, sum(d.weight) AS w
+    FROM planned p JOIN suite_difficulty d ON d.suite = p.suite AND d.version = p.version AND d.levels = p.levels
+    GROUP BY ALL
+), present AS (
+    SELECT suite, version, model, sub_ability,
+           concat(CASE WHEN bool_or(level = 'L' AND score IS NOT NULL) THEN 'L' ELSE '' END,
+                  CASE WHEN bool_or(level = 'M' AND score IS NOT NULL) THEN 'M' ELSE '' END,
+                  CASE WHEN bool_or(level = 'H' AND score IS NOT NULL) THEN 'H' ELSE '' END) AS levels
+    FROM level_scores GROUP BY ALL
+)
+SELECT l.suite, l.version, l.model, l.sub_ability, any_value(pl.weight) AS weight,
+       sum(wk.weight * l.score) / nullif(sum(wk.weight) FILTER (WHERE l.score IS NOT NULL), 0) AS score,
+       sum(wp.weight * l.coverage) / any_value(pw.w) AS coverage,
+       any_value(pr.levels) AS levels_present, any_value(pl.levels) AS levels_planned
+FROM level_scores l
+JOIN suites s ON s.suite = l.suite AND s.version = l.version
+JOIN planned pl ON pl.suite = l.suite AND pl.version = l.version AND pl.sub_ability = l.sub_ability
+JOIN planned_w pw ON pw.suite = l.suite AND pw.version = l.version AND pw.sub_ability = l.sub_ability
+JOIN present pr ON pr.suite = l.suite AND pr.version = l.version AND pr.model = l.model
+     AND pr.sub_ability = l.sub_ability
+LEFT JOIN suite_difficulty wk ON wk.suite = l.suite AND wk.version = l.version AND wk.level = l.level
+     AND wk.levels = CASE s.missing_levels WHEN 'table' THEN pr.levels ELSE pl.levels END
+LEFT JOIN suite_difficulty wp ON wp.suite = l.suite AND wp.version = l.version AND wp.level = l.level
+     AND wp.levels = pl.levels
+GROUP BY l.suite, l.version, l.model, l.sub_ability;
+
+-- Algorithm 3, sub-abilities -> main ability (Eq. 13).
+CREATE OR REPLACE VIEW ability_scores AS
+WITH planned AS (
+    SELECT suite, version, ability, sum(weight) AS w, count(*) AS n FROM suite_sub_abilities GROUP BY ALL
+)
+SELECT p.suite, p.version, s.model, p.ability,
+       sum(s.weight * s.score) / nullif(sum(s.weight) FILTER (WHERE s.score IS NOT NULL), 0) AS score,
+       sum(s.weight * s.coverage) / any_value(p.w) AS coverage,
+       count(s.score) AS n_present, any_value(p.n) AS n_planned
+FROM sub_ability_scores s
+JOIN suite_sub_abilities sa ON sa.suite = s.suite AND sa.version = s.version AND sa.sub_ability = s.sub_ability
+JOIN planned p ON p.suite = s.suite AND p.version = s.version AND p.ability = sa.ability
+GROUP BY p.suite, p.version, s.model, p.ability;
+
+-- Algorithm 5. raw_total: weighted mean of the main abilities present (the gate
+-- excluded); total: raw_total, or 0 when the gate score is under tau (vetoed);
+-- NULL (unranked) when the gate has no data: a model of unknown safety is not
+-- ranked. coverage = the lesser of the coverage of raw_total and of the gate:
+-- either part being partial makes the row partial.
+-- Gate scores are rounded to 1e-9 before the comparison so float noise in an
+-- exact 60 cannot flip the veto.
+CREATE OR REPLACE VIEW leaderboard AS
+WITH planned AS (
+    SELECT a.suite, a.version, sum(a.weight) FILTER (WHERE a.ability IS DISTINCT FROM s.gate) AS w
+    FROM suite_abilities a JOIN suites s ON s.suite = a.suite AND s.version = a.version
+    GROUP BY ALL
+), per_model AS (
+    SELECT a.suite, a.version, a.model, any_value(s.gate) AS gate, any_value(s.tau) AS tau,
+           sum(sa.weight * a.score) FILTER (WHERE a.ability IS DISTINCT FROM s.gate)
+             / nullif(sum(sa.weight) FILTER (WHERE a.ability IS DISTINCT FROM s.gate
+                                              AND a.score IS NOT NULL), 0) AS raw_total,
+           sum(sa.weight * a.coverage) FILTER (WHERE a.ability IS DISTINCT FROM s.gate)
+             / any_value(p.w) AS main_coverage,
+           max(a.score) FILTER (WHERE a.ability = s.gate) AS gate_score,
+           max(a.coverage) FILTER (WHERE a.ability = s.gate) AS gate_coverage
+    FROM ability_scores a
+    JOIN suites s ON s.suite = a.suite AND s.version = a.version
+    JOIN suite_abilities sa ON sa.suite = a.suite AND sa.version = a.version AND sa.ability = a.ability
+    JOIN planned p ON p.suite = a.suite AND p.version = a.version
+    GROUP BY a.suite, a.version, a.model
+), judged AS (
+    SELECT *,
+           CASE WHEN gate IS NULL THEN false
+                WHEN gate_score IS NULL THEN NULL
+                ELSE round(gate_score, 9) < tau END AS vetoed
+    FROM per_model
+), totals AS (
+    SELECT *, CASE WHEN vetoed THEN 0.0 WHEN NOT vetoed THEN raw_total END AS total,
+           (vetoed = false AND raw_total IS NOT NULL) AS ranked
+    FROM judged
+)
+SELECT suite, version, model,
+       CASE WHEN ranked THEN rank() OVER (PARTITION BY suite, version, ranked ORDER BY total DESC) END AS rank,
+       total, raw_total, vetoed,
+       least(coalesce(main_coverage, 0.0),
+             CASE WHEN gate IS NULL THEN 1.0 ELSE coalesce(gate_coverage, 0.0) END) AS coverage,
+       gate_score, gate_coverage, main_coverage
+FROM totals;
+
+-- Every weight of every loaded suite, one row per edge (read-only convenience:
+-- UPDATE the suite_* tables themselves).
+CREATE OR REPLACE VIEW suite_weights AS
+SELECT suite, version, 'ability' AS layer, NULL AS parent, ability AS child, weight FROM suite_abilities
+UNION ALL SELECT suite, version, 'sub_ability', ability, sub_ability, weight FROM suite_sub_abilities
+UNION ALL SELECT suite, version, 'task', sub_ability, task, weight FROM suite_tasks
+UNION ALL SELECT suite, version, 'dataset', task, dataset, weight FROM suite_task_datasets
+UNION ALL SELECT suite, version, 'method', dataset, method, weight FROM suite_methods
+UNION ALL SELECT suite, version, 'difficulty', levels, level, weight FROM suite_difficulty;
+
+-- Suite methods that name no metric the dataset's adapter declared (only for
+-- datasets the sweep has described in dataset_metrics): such a method never scores.
+CREATE OR REPLACE VIEW suite_method_problems AS
+SELECT m.suite, m.version, m.dataset, m.method,
+       CASE WHEN m.metric IS NULL THEN 'the dataset declares no primary metric'
+            ELSE 'the dataset declares no metric ' || m.metric END AS problem
+FROM suite_methods_resolved m
+WHERE m.dataset IN (SELECT dataset FROM dataset_metrics)
+  AND (m.metric IS NULL OR m.metric NOT IN (SELECT metric FROM dataset_metrics d WHERE d.dataset = m.dataset));

@@ -96,7 +96,7 @@ class Writer:
     calls in flight).
     """
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, *, flush_s: float = 0.2, batch_max: int = 5000,
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, flush_s: float = 0.5, batch_max: int = 5000,
                  buffer: int = 20000):
         self._con = con
         self._flush_s = flush_s

@@ -1,6 +1,6 @@
 """`synthetic`: generated multiple-choice items, no files. For engine tests and benchmarks only.
 
-It is in no suite. Its pool is large enough for any benchmark (200,000 items)
+It is in no suite. Its pool is large enough for any benchmark (50,000 items)
 so that `--limit` sets the number of items.
 """
 
@@ -23,7 +23,7 @@ class Synthetic:
     scorer_version = "synthetic-1"
     metrics = (MetricSpec(name="accuracy", kind="mean", primary=True),)
     samples = 1
-    pool_size = 200_000
+    pool_size = 50_000
 
     def prompt_hash(self) -> str:
         return stable_hash(_TEMPLATE)

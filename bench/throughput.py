@@ -1,0 +1,147 @@
+"""End-to-end engine throughput, CPU per item, peak memory and resume time.
+
+    .venv/bin/python bench/throughput.py            # all scenarios (~3 minutes)
+    .venv/bin/python bench/throughput.py --only zero-latency
+
+Every scenario runs the real engine (`engine.sweep.sweep`: plan, scheduler,
+OpenAI adapter over HTTP, scoring, batched DuckDB writer) in a fresh child
+process against the simulated server (its own process), on the `synthetic`
+dataset, into a new DuckDB file. Numbers are printed with the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def write_models(path: Path, base_url: str, n_models: int, concurrency: int) -> None:
+    lines = []
+    for i in range(n_models):
+        lines += ["[[models]]", f'name = "sim-{i:02d}"', 'provider = "openai"', f'base_url = "{base_url}"',
+                  f'model = "sim-{i:02d}"', f"max_concurrency = {concurrency}", "max_tokens = 8", ""]
+    path.write_text("\n".join(lines))
+
+
+def child(args: argparse.Namespace) -> None:
+    """Run one sweep in this process and print its measurements as JSON."""
+    from engine.sweep import SweepOptions, sweep
+
+    opts = SweepOptions(models_path=Path(args.models), db=Path(args.db), data_dir=Path("."), suite="moodbench",
+                        datasets=["synthetic"], limit=args.items, quiet=True)
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    result = sweep(opts)
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    print(json.dumps({"rows": result.rows_written, "errors": result.errors, "wall_s": wall, "cpu_s": cpu,
+                      "peak_rss_mb": r1.ru_maxrss / 1024}))
+
+
+def run_child(models: Path, db: Path, items: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", "--models", str(models), "--db", str(db),
+                          "--items", str(items)], check=True, capture_output=True, text=True, cwd=ROOT)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def scenario(name: str, *, models: int, items: int, concurrency: int, latency_ms: float, tmp: Path) -> dict:
+    from bench.sim_server import SimServerProcess
+
+    with SimServerProcess(latency_ms=latency_ms, jitter_ms=latency_ms * 0.1, mode="letter") as sim:
+        mfile = tmp / f"{name}.toml"
+        write_models(mfile, sim.base_url, models, concurrency)
+        r = run_child(mfile, tmp / f"{name}.duckdb", items)
+    r["items_per_s"] = r["rows"] / r["wall_s"]
+    r["cpu_us_per_item"] = 1e6 * r["cpu_s"] / max(r["rows"], 1)
+    return r
+
+
+def seed_completed(db: Path, models_file: Path, n_models: int, items: int) -> None:
+    """Write n_models x items completed rows, exactly as a finished sweep would have."""
+    from benchmark import registry
+    from engine.config import load_models
+    from engine.plan import load_dataset, run_stamp
+    from store.db import connect
+    from store.writer import ResultRow, insert_rows
+
+    ds = registry.get("synthetic")
+    planned = load_dataset(ds, Path("."), items, 20250826)
+    cfg = load_models(models_file)
+    con = connect(db)
+    now = datetime.now(timezone.utc)
+    for m in cfg.models:
+        stamp = run_stamp(ds, m.generation())
+        rows = [ResultRow(m.name, ds.id, it.id, 0, "ok", None, None, 1, "Answer: A", "A", it.gold,
+                          float(it.gold == "A"), None, 1.0, 10, 2, "sim", stamp, "1.0-spine", ds.scorer_version,
+                          now, now) for it in planned.items]
+        for i in range(0, len(rows), 50_000):
+            insert_rows(con, rows[i:i + 50_000])
+    con.close()
+
+
+def resume_scenario(tmp: Path, n_models: int = 10, items: int = 50_000) -> dict:
+    from bench.sim_server import SimServerProcess
+
+    with SimServerProcess(latency_ms=0) as sim:
+        mfile = tmp / "resume.toml"
+        write_models(mfile, sim.base_url, n_models, 32)
+        db = tmp / "resume.duckdb"
+        seed_completed(db, mfile, n_models, items)
+        cmd = [sys.executable, "-m", "engine", "sweep", str(mfile), "--db", str(db), "--datasets", "synthetic",
+               "--limit", str(items), "--quiet"]
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, cwd=ROOT, capture_output=True)
+        wall = time.perf_counter() - t0
+        requests = sim.stats()["total"]
+    return {"rows": n_models * items, "wall_s": wall, "requests_sent": requests}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child", action="store_true")
+    ap.add_argument("--models")
+    ap.add_argument("--db")
+    ap.add_argument("--items", type=int)
+    ap.add_argument("--only", choices=["zero-latency", "latency", "memory", "resume"])
+    args = ap.parse_args()
+    if args.child:
+        return child(args)
+
+    print(f"# command: .venv/bin/python bench/throughput.py{' --only ' + args.only if args.only else ''}")
+    print(f"# machine: {os.cpu_count()} cores; simulated server in its own process")
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        if args.only in (None, "zero-latency"):
+            r = scenario("zero", models=10, items=1500, concurrency=32, latency_ms=0, tmp=tmp)
+            print(f"zero latency, 10 models x 1,500 items, 32/model: {r['items_per_s']:,.0f} items/s end to end "
+                  f"({r['rows']} rows, {r['errors']} errors, {r['wall_s']:.2f} s); engine CPU {r['cpu_us_per_item']:.0f} us/item")
+        if args.only in (None, "latency"):
+            r = scenario("lat", models=10, items=1500, concurrency=32, latency_ms=200, tmp=tmp)
+            ideal = 10 * 32 / 0.2
+            print(f"200 ms latency, 10 models x 1,500 items, 32/model: {r['items_per_s']:,.0f} items/s = "
+                  f"{100 * r['items_per_s'] / ideal:.1f}% of the ideal {ideal:,.0f} items/s ({r['wall_s']:.2f} s)")
+        if args.only in (None, "memory"):
+            small = scenario("m15k", models=10, items=1500, concurrency=32, latency_ms=0, tmp=tmp)
+            large = scenario("m150k", models=10, items=15000, concurrency=32, latency_ms=0, tmp=tmp)
+            print(f"peak RSS: {small['peak_rss_mb']:.0f} MB at 15,000 items, {large['peak_rss_mb']:.0f} MB at 150,000 items "
+                  f"(growth {large['peak_rss_mb'] - small['peak_rss_mb']:+.0f} MB; 150k run {large['items_per_s']:,.0f} items/s)")
+        if args.only in (None, "resume"):
+            r = resume_scenario(tmp)
+            print(f"resume over {r['rows']:,} completed rows: {r['wall_s']:.2f} s for the whole `sweep` command "
+                  f"(process start to exit), {r['requests_sent']} requests sent")
+
+
+if __name__ == "__main__":
+    main()

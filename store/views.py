@@ -1,0 +1,37 @@
+"""Create or refresh the SQL views (store/views.sql) on a connection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from store.suite_tables import ensure_suite_tables
+
+_HERE = Path(__file__).parent
+VIEW_NAMES = (
+    "metric_inputs",
+    "metric_values",
+    "dataset_coverage",
+    "suite_methods_resolved",
+    "method_scores",
+    "dataset_scores",
+    "task_scores",
+    "level_scores",
+    "sub_ability_scores",
+    "ability_scores",
+    "leaderboard",
+    "suite_weights",
+    "suite_method_problems",
+)
+
+
+def ensure_views(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the base tables if missing, then (re)create every view.
+
+    Idempotent. DuckDB binds a view when it is created, so the tables it reads
+    (schema.sql and the suite tables) must exist first.
+    """
+    con.execute((_HERE / "schema.sql").read_text(encoding="utf-8"))
+    ensure_suite_tables(con)
+    con.execute((_HERE / "views.sql").read_text(encoding="utf-8"))

@@ -1,0 +1,42 @@
+from benchmark.dataset import Item, Message, MetricSpec, Scored
+from engine.plan import PlannedDataset, lane
+
+
+class Two:
+    id = "two"
+    language = "en"
+    scorer_version = "1"
+    metrics = (MetricSpec("accuracy", "mean", primary=True),)
+    samples = 2
+
+    def prompt_hash(self):
+        return "h"
+
+    def records(self, data_dir):
+        return iter([])
+
+    def render(self, item_id, raw):
+        return Item(item_id, (Message("user", "q"),), "A")
+
+    def score(self, item, response):
+        return Scored("A", 1.0)
+
+
+def planned(ids):
+    ds = Two()
+    return PlannedDataset(ds, tuple(ds.render(i, None) for i in ids))
+
+
+def test_lane_skips_done_and_complete_datasets():
+    p1, p2 = planned(["a", "b"]), planned(["c"])
+    # Both datasets share an id here, so the done info is keyed by call order.
+    done_counts = iter([1, 0])
+    work = list(lane([p1, p2], lambda d: next(done_counts), lambda d: {("a", 1)}))
+    assert [(w.item.id, w.sample) for w in work] == [("a", 0), ("b", 0), ("b", 1), ("c", 0), ("c", 1)]
+
+
+def test_lane_skips_a_fully_done_dataset_without_reading_keys():
+    p = planned(["a"])
+    def keys(_):
+        raise AssertionError("keys read for a complete dataset")
+    assert list(lane([p], lambda d: 2, keys)) == []

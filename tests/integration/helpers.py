@@ -1,0 +1,29 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def models_toml(path: Path, base_url: str, names=("m1", "m2"), concurrency=8, extra="") -> Path:
+    parts = []
+    for n in names:
+        parts.append(f'[[models]]\nname = "{n}"\nprovider = "openai"\nbase_url = "{base_url}"\n'
+                     f'model = "{n}"\nmax_concurrency = {concurrency}\nmax_tokens = 8\n{extra}\n')
+    path.write_text("\n".join(parts))
+    return path
+
+
+def run_cli(*args: str, env=None, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def query(db: Path, sql: str):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()

@@ -1,0 +1,46 @@
+"""Against the real llama.cpp server (`../shared/tools/local-llm-server.sh start`)."""
+
+import os
+import urllib.request
+
+import pytest
+
+from benchmark import registry
+from tests.integration.helpers import query, run_cli
+
+LLAMA_URL = os.environ.get("ENGINE_LLAMA_URL", "http://127.0.0.1:8090/v1")
+
+
+def _reachable() -> bool:
+    try:
+        with urllib.request.urlopen(LLAMA_URL + "/models", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+pytestmark = [
+    pytest.mark.llama,
+    pytest.mark.skipif(not _reachable(), reason=f"llama.cpp server not reachable at {LLAMA_URL} "
+                       "(start it with ../shared/tools/local-llm-server.sh start)"),
+]
+
+
+def test_sweep_against_real_server_then_resume(tmp_path, data_dir):
+    db = tmp_path / "r.duckdb"
+    m = tmp_path / "models.toml"
+    m.write_text(f'[[models]]\nname = "smollm2"\nprovider = "openai"\nbase_url = "{LLAMA_URL}"\n'
+                 f'model = "smollm2"\nmax_concurrency = 2\nmax_tokens = 12\n')
+    datasets = ",".join(d for d in ("synthetic", "sst2") if registry.get(d) is not None)
+    r = run_cli("sweep", str(m), "--db", str(db), "--datasets", datasets, "--limit", "4",
+                "--data-dir", str(data_dir), "--quiet", timeout=300)
+    assert r.returncode == 0, r.stderr
+    n_ds = len(datasets.split(","))
+    rows = query(db, "SELECT status, response, model_version, input_tokens FROM results")
+    assert len(rows) == 4 * n_ds
+    assert all(s == "ok" for s, *_ in rows), rows
+    assert all(resp is not None and v and t > 0 for _, resp, v, t in rows)
+    # Resume against the real server: nothing left to ask, nothing rewritten.
+    r = run_cli("sweep", str(m), "--db", str(db), "--datasets", datasets, "--limit", "4",
+                "--data-dir", str(data_dir), "--quiet", timeout=120)
+    assert r.returncode == 0 and "0 rows written" in r.stderr, r.stderr
