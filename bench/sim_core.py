@@ -15,8 +15,9 @@ import re
 import time
 import zlib
 from collections import defaultdict, deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 

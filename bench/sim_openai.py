@@ -42,7 +42,8 @@ class RequestError(Exception):
     def __init__(self, status: int, message: str, param: str | None = None,
                  code: str | None = None, type_: str = "invalid_request_error") -> None:
         super().__init__(message)
-        self.status, self.message, self.param, self.code, self.type = status, message, param, code, type_
+        self.status, self.message, self.param = status, message, param
+        self.code, self.type = code, type_
 
 
 def error_response(status: int, message: str, type_: str, param: str | None = None,

@@ -13,7 +13,8 @@ import asyncio
 import os
 import signal
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import orjson
 from aiohttp import web

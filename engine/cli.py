@@ -50,6 +50,7 @@ _DELEGATED = {
     "report": ("engine.report", "report_main", "leaderboard and drill-down from a results database"),
     "import-scores": ("store.import_scores", "import_main", "store dataset-level scores made elsewhere"),
     "data": ("engine.data", "data_main", "fetch datasets onto this machine (data pull)"),
+    "compactbench": ("engine.compactbench", "compactbench_main", "CompactBench: generate cases, run compactors"),
 }
 
 

@@ -61,6 +61,8 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
 class ModelsFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     models: list[ModelConfig]
     accounts: dict[str, Account] = {}
+    # CompactBench's own section (targets, compactors); typed and validated by engine.compactbench.
+    compactbench: dict[str, Any] = {}
 
 
 _MODEL_FIELDS = set(ModelConfig.__struct_fields__)

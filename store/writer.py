@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable
 
 import anyio
 import duckdb
@@ -97,17 +97,18 @@ class Writer:
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, *, flush_s: float = 0.5, batch_max: int = 5000,
-                 buffer: int = 20000):
+                 buffer: int = 20000, insert: Callable[[duckdb.DuckDBPyConnection, list[Any]], None] | None = None):
         self._con = con
+        self._insert = insert or insert_rows  # another table's rows bring their own batch insert
         self._flush_s = flush_s
         self._batch_max = batch_max
-        self._send: MemoryObjectSendStream[ResultRow]
-        self._recv: MemoryObjectReceiveStream[ResultRow]
+        self._send: MemoryObjectSendStream[Any]
+        self._recv: MemoryObjectReceiveStream[Any]
         self._send, self._recv = anyio.create_memory_object_stream(buffer)
         self.rows_written = 0
         self.finished = anyio.Event()
 
-    async def put(self, row: ResultRow) -> None:
+    async def put(self, row: Any) -> None:
         await self._send.send(row)
 
     async def close(self) -> None:
@@ -150,7 +151,7 @@ class Writer:
                             break
                 # Shielded: once a batch is taken off the stream it must reach the database.
                 with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(insert_rows, self._con, batch)
+                    await anyio.to_thread.run_sync(self._insert, self._con, batch)
                 self.rows_written += len(batch)
                 if closed:
                     return
