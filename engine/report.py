@@ -23,7 +23,7 @@ from rich.tree import Tree
 
 from benchmark.suite import SuiteError
 from store.suite_tables import open_suite
-from store.views import ensure_views
+from store.db import StoreError, connect
 
 LEVEL_NAMES = {"L": "Low", "M": "Medium", "H": "High"}
 
@@ -242,15 +242,14 @@ def report_main(argv: list[str]) -> int:
         return 2
     if not Path(db).is_file():
         print(f"error: {db}: no such database", file=sys.stderr)
-        return 1
+        return 2
     console = Console(width=max(shutil.get_terminal_size((120, 24)).columns, 100))
     try:
-        con = duckdb.connect(db)
-    except duckdb.Error as e:
-        print(f"error: cannot open {db}: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 1
+        con = connect(db)  # creates the views: the report needs write access
+    except StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     try:
-        ensure_views(con)
         suite = open_suite(con, args.suite, reload=args.reload)
         for p in _rows(con, "SELECT * FROM suite_method_problems WHERE suite = ? AND version = ?", suite):
             console.print(f"[yellow]warning:[/] {escape(p['dataset'])} method {escape(p['method'])}: {escape(p['problem'])}")
@@ -267,10 +266,10 @@ def report_main(argv: list[str]) -> int:
                 console.print(n, markup=False)
     except (ReportError, SuiteError) as e:
         print(f"error: {e}", file=sys.stderr)
-        return 1
+        return 2
     except duckdb.Error as e:
         print(f"error: {db}: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 1
+        return 2
     finally:
         con.close()
     return 0

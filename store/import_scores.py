@@ -22,6 +22,7 @@ import duckdb
 
 from benchmark.suite import SuiteError
 from store.suite_tables import open_suite
+from store.db import StoreError, connect
 from store.views import ensure_views
 
 COLUMNS = ("model", "dataset", "score")
@@ -117,20 +118,20 @@ def import_main(argv: list[str]) -> int:
         return int(e.code or 0)
     if not args.file.is_file():
         print(f"error: {args.file}: no such file", file=sys.stderr)
-        return 1
+        return 2
     try:
-        con = duckdb.connect(args.db)
-    except duckdb.Error as e:
-        print(f"error: cannot open {args.db}: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 1
+        con = connect(args.db)
+    except StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     try:
         name, n = import_scores(con, args.suite, args.file, override=args.override)
     except (ScoreFileError, SuiteError) as e:
         print(f"error: {e}", file=sys.stderr)
-        return 1
+        return 2
     except duckdb.Error as e:
         print(f"error: {args.db}: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 1
+        return 2
     finally:
         con.close()
     mode = " (override)" if args.override else ""

@@ -47,7 +47,7 @@ async def test_writer_commits_within_the_flush_interval(tmp_path):
         await w.close()
 
 
-def test_dataset_scores_view_mean_and_micro_f1(tmp_path):
+def test_metric_values_mean_and_micro_f1_over_ok_rows(tmp_path):
     con = connect(tmp_path / "r.duckdb")
     con.execute("INSERT INTO dataset_metrics VALUES ('acc', 'accuracy', 'mean', 'score', NULL, NULL, true, 's1'),"
                 " ('ml', 'micro_f1', 'micro_f1', 'tp', 'fp', 'fn', true, 's1')")
@@ -59,7 +59,8 @@ def test_dataset_scores_view_mean_and_micro_f1(tmp_path):
         row(dataset="ml", item_id="2", measures={"tp": 1, "fp": 1, "fn": 1}),
     ])
     got = dict(((d), (n, ok, round(cov, 4), round(s, 4))) for d, n, ok, cov, s in
-               con.execute("SELECT dataset, n_items, n_ok, coverage, score FROM dataset_scores").fetchall())
+               con.execute("SELECT dataset, n_items, n_ok, coverage, 100 * value FROM dataset_coverage "
+                           "JOIN metric_values USING (model, dataset)").fetchall())
     assert got["acc"] == (4, 3, 0.75, round(200 / 3, 4))  # the error is excluded, not scored wrong
     assert got["ml"] == (2, 2, 1.0, round(200 / 3, 4))
 

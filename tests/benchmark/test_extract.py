@@ -1,0 +1,183 @@
+"""Answer extraction: strict, never guessing."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmark.extract import Choices, codes_for, extract_multi, extract_single, fold
+
+ABCD = Choices(["The grandfather", "The grandson", "Can't be determined", "Nobody"])
+SENTIMENT = Choices(["Positive", "Negative"])
+TWELVE = Choices([f"option {i}" for i in range(12)])  # A..L: "I" is an option letter here
+EMOTIONS = Choices(["admiration", "joy", "surprise", "neutral", "other-positive"] + [f"e{i}" for i in range(23)])
+
+
+def single(text, ch=ABCD):
+    i = extract_single(text, ch)
+    return None if i is None else ch.codes[i]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("B", "B"),
+        ("b", "B"),
+        (" B. ", "B"),
+        ("(B)", "B"),
+        ("B)", "B"),
+        ("**B**", "B"),
+        ("`B`", "B"),
+        ("Answer: B", "B"),
+        ("answer: b", "B"),
+        ("Answer：B", "B"),  # full-width colon
+        ("Ｂ", "B"),  # full-width letter
+        ("The answer is (B).", "B"),
+        ("The correct answer is B because the context says so.", "B"),
+        ("**Answer: B**", "B"),
+        ("Answer: Option B", "B"),
+        ("答案：B", "B"),
+        ("答案是B。", "B"),
+        ("答案为 C", "C"),
+        ("我认为答案是D", "D"),
+        ("I think B", "B"),
+        ("I think it's B.", "B"),
+        ("It's B", "B"),
+        ("B is correct.", "B"),
+        ("A is correct.", "A"),
+        ("I would choose C.", "C"),
+        ("B\n\nThe grandson struggled with the app.", "B"),
+        ("B. The grandson", "B"),
+        ("The grandson", "B"),
+        ("the grandson.", "B"),
+        ("Answer: The grandson", "B"),
+        ("Answer: can't be determined", "C"),
+        ("Not A, it is B.", "B"),
+    ],
+)
+def test_single_accepts(text, expected):
+    assert single(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   ",
+        "A or B",
+        "A and B are both possible.",
+        "Answer: A\nFinal answer: B",  # two markers disagree
+        "B. The grandfather",  # code of one option, text of another
+        "Answer: E",  # no option E
+        "E",
+        "I don't know.",
+        "A grandson would know.",  # the article "A"
+        "It is hard to say.",
+        "The grandson or the grandfather",
+        "Sorry, I cannot help with that.",
+    ],
+)
+def test_single_rejects(text):
+    assert single(text) is None
+
+
+def test_i_is_a_pronoun_unless_it_stands_as_the_answer():
+    assert single("I think I", TWELVE) == "I"
+    assert single("I think B", TWELVE) == "B"
+    assert single("I", TWELVE) == "I"
+    assert single("Answer: I", TWELVE) == "I"
+    assert single("I believe the answer is C", TWELVE) == "C"
+
+
+def test_option_text_alone_and_in_answer():
+    assert single("Positive", SENTIMENT) == "A"
+    assert single("negative.", SENTIMENT) == "B"
+    assert single("Answer: Negative", SENTIMENT) == "B"
+    assert single("Answer: negative, since the reviewer is bored", SENTIMENT) == "B"
+    assert single("Neutral", SENTIMENT) is None
+    # Free prose naming an option's text is not read as a claim.
+    assert single("The review sounds positive to me.", SENTIMENT) is None
+
+
+def test_duplicate_option_texts_identify_nothing():
+    ch = Choices(["yes", "no", "yes"])
+    assert extract_single("yes", ch) is None
+    assert extract_single("B", ch) == 1
+
+
+def test_numbered_options_accept_numbers_only_in_strict_positions():
+    ch = Choices([f"label {i}" for i in range(30)])
+    assert ch.codes[:3] == ("1", "2", "3") and ch.numeric
+    assert extract_single("12", ch) == 11
+    assert extract_single("Answer: 30", ch) == 29
+    assert extract_single("Answer: 31", ch) is None
+    assert extract_single("There are 2 reasons, so 5", ch) is None
+
+
+def test_codes_never_lower_case():
+    assert codes_for(26)[-1] == "Z"
+    assert codes_for(28) == tuple(str(i) for i in range(1, 29))
+
+
+def test_fold_normalises_width_case_and_punctuation():
+    assert fold("  ＰＯＳＩＴＩＶＥ. ") == "positive"
+    assert fold("**Can't  be determined**") == "can't be determined"
+
+
+# ------------------------------------------------------------------ multi
+
+
+def multi(text, ch=EMOTIONS):
+    got = extract_multi(text, ch)
+    return None if got is None else sorted(got)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("joy", [1]),
+        ("Answer: joy, surprise", [1, 2]),
+        ("Answer: Joy, Surprise.", [1, 2]),
+        ("answer: joy，surprise", [1, 2]),  # Chinese comma
+        ("答案：joy、surprise", [1, 2]),
+        ("joy and surprise", [1, 2]),
+        ("joy surprise", [1, 2]),
+        ("Answer: neutral", [3]),
+        ("Answer: surprise", [2]),
+        ("Answer: 2, 3", [1, 2]),  # numbers of numbered options
+        ("Answer: other-positive", [4]),
+        ("joy, joy", [1]),
+        ("joy, surprise\n\nThe comment is upbeat.", [1, 2]),
+        ("joy, surprise\nThis answer reflects the tone.", [1, 2]),
+    ],
+)
+def test_multi_accepts(text, expected):
+    assert multi(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "Answer: none",
+        "The comment expresses joy and surprise.",  # prose, not a list
+        "Answer: joy, happiness",  # happiness is not a label
+        "Answer: joy\nAnswer: surprise",  # two answers
+    ],
+)
+def test_multi_rejects(text):
+    assert multi(text) is None
+
+
+def test_multi_letters():
+    ch = Choices(["red", "green", "blue", "yellow"])
+    assert sorted(extract_multi("Answer: A, C", ch)) == [0, 2]
+    assert sorted(extract_multi("a, c", ch)) == [0, 2]
+    assert sorted(extract_multi("A C", ch)) == [0, 2]
+    assert sorted(extract_multi("答案：A，C", ch)) == [0, 2]
+    assert extract_multi("Answer: A, E", ch) is None
+
+
+def test_multi_word_label_kept_whole():
+    ch = Choices(["平和", "愤怒", "not ironic", "ironic"])
+    assert sorted(extract_multi("平和", ch)) == [0]
+    assert sorted(extract_multi("Answer: not ironic", ch)) == [2]
