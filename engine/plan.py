@@ -8,7 +8,7 @@ what the store says is done.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import msgspec
 
@@ -19,16 +19,31 @@ from engine.errors import UserError
 
 
 class PlannedDataset(msgspec.Struct, frozen=True):
+    """A dataset's sample: raw records, rendered only when a model needs one.
+
+    A resume over finished datasets then renders nothing, and memory holds the
+    raw rows rather than every prompt.
+    """
+
     dataset: Dataset
-    items: tuple[Item, ...]
+    records: tuple[tuple[str, Any], ...]
 
     @property
     def id(self) -> str:
         return self.dataset.id
 
     @property
+    def ids(self) -> list[str]:
+        return [item_id for item_id, _ in self.records]
+
+    @property
     def size(self) -> int:
-        return len(self.items) * self.dataset.samples
+        return len(self.records) * self.dataset.samples
+
+    @property
+    def items(self) -> Iterator[Item]:
+        """Every sampled item, rendered now (for estimates and tools; lanes render lazily)."""
+        return (self.dataset.render(i, raw) for i, raw in self.records)
 
 
 class Work(msgspec.Struct, frozen=True):
@@ -62,7 +77,7 @@ def load_dataset(ds: Dataset, data_dir: Path, limit: int | None, seed: int) -> P
         raise UserError(f"dataset {ds.id}: cannot read its data under {data_dir}: {e}") from None
     if not chosen:
         raise UserError(f"dataset {ds.id}: no items found under {data_dir}")
-    return PlannedDataset(dataset=ds, items=tuple(ds.render(i, raw) for i, raw in chosen))
+    return PlannedDataset(dataset=ds, records=tuple(chosen))
 
 
 def run_stamp(ds: Dataset, generation: dict) -> str:
@@ -82,7 +97,10 @@ def lane(planned: list[PlannedDataset], done_count: Callable[[str], int],
         if n_done >= p.size:
             continue
         done = done_keys(p.id) if n_done else set()
-        for item in p.items:
-            for s in range(p.dataset.samples):
-                if (item.id, s) not in done:
+        samples = p.dataset.samples
+        for item_id, raw in p.records:
+            pending = [s for s in range(samples) if (item_id, s) not in done]
+            if pending:
+                item = p.dataset.render(item_id, raw)
+                for s in pending:
                     yield Work(p, item, s)

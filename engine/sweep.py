@@ -6,6 +6,7 @@ import signal
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import anyio
 import duckdb
@@ -17,7 +18,8 @@ from engine.config import ModelConfig, ModelsFile, base_url, load_models
 from engine.errors import UserError
 from engine.plan import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
 from engine.progress import Progress, log
-from engine.scheduler import Stamps, run_lane
+from engine.scheduler import Budget, Stamps, run_lane
+from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
 from store import resume
@@ -38,16 +40,27 @@ class SweepOptions(msgspec.Struct, frozen=True, kw_only=True):
     fresh: bool = False
     quiet: bool = False
     allow_mixed: bool = False
+    budget_usd: float | None = None  # stop dispatching new items once this much is spent
 
 
 class SweepResult(msgspec.Struct, kw_only=True):
     rows_written: int
     interrupted: bool
     errors: int
+    skipped: list[tuple[str, str]] = []  # (model, why) for models not run (no API key)
+    spent_usd: float | None = None  # this run's cost (priced models), when --budget is set
+    budget_reached: bool = False
 
 
-def sweep(opts: SweepOptions) -> SweepResult:
-    cfg = load_models(opts.models_path)
+class Plan(msgspec.Struct):
+    cfg: ModelsFile
+    suite: Any  # benchmark.suite.Suite
+    planned: list[PlannedDataset]
+
+
+def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> Plan:
+    """Load the models file, the suite and each dataset's sample; nothing is called."""
+    cfg = load_models(opts.models_path, check_env=check_env)
     suite = load_suite(opts.suite)
     datasets, skipped = resolve_datasets(opts.datasets, suite.datasets)
     if skipped:
@@ -57,22 +70,43 @@ def sweep(opts: SweepOptions) -> SweepResult:
         raise UserError(f"suite {suite.name}: none of its datasets can be evaluated yet")
     if opts.limit is not None and opts.limit < 1:
         raise UserError("--limit must be >= 1")
+    if opts.budget_usd is not None and opts.budget_usd <= 0:
+        raise UserError("--budget must be > 0 (US dollars)")
     limit = opts.limit or suite.sample_size
-
     # Data problems surface here, before any model is called.
     planned = [load_dataset(ds, opts.data_dir, limit, suite.seed) for ds in datasets]
+    return Plan(cfg, suite, planned)
+
+
+def sweep(opts: SweepOptions) -> SweepResult:
+    plan = plan_sweep(opts)
+    runnable, skipped = plan.cfg.runnable()
+    for m, why in skipped:
+        # Shown even with --quiet: a model silently missing from a leaderboard is worse.
+        log(f"warning: skipping model {m.name!r}: {why}")
+    if opts.budget_usd is not None:
+        unpriced = [m.name for m in runnable if m.price is None]
+        if unpriced:
+            log(f"warning: --budget counts priced models only; no price for: {', '.join(unpriced)}")
+    cfg = msgspec.structs.replace(plan.cfg, models=runnable)
     con = connect(opts.db)
     try:
-        load_suite_tables(con, suite)
-        return _sweep_with_store(opts, cfg, suite.name, suite.version, planned, con)
+        load_suite_tables(con, plan.suite)
+        result = _sweep_with_store(opts, cfg, plan.suite.name, plan.suite.version, plan.planned, con)
     finally:
         con.close()
+    result.skipped = [(m.name, why) for m, why in skipped]
+    for name, why in result.skipped:
+        log(f"skipped: {name} ({why})", quiet=opts.quiet)
+    return result
 
 
 def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suite_version: str,
                       planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection) -> SweepResult:
     names = [m.name for m in cfg.models]
-    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, m.generation()) for p in planned})
+    run_id = uuid.uuid4().hex[:12]
+    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, m.generation()) for p in planned},
+                             run_id=run_id, price=m.price, max_output=m.max_tokens)
               for m in cfg.models}
     if opts.fresh:
         n = resume.delete_rows(con, names, [p.id for p in planned])
@@ -86,11 +120,10 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
             "Resuming would mix them: rerun with --fresh to redo them, or --allow-mixed to keep both"
         )
     _record_run_inputs(con, cfg, planned)
-    run_id = uuid.uuid4().hex[:12]
     con.execute("INSERT INTO runs VALUES (?, ?, NULL, ?, ?, ?, ?, 'running')",
                 [run_id, datetime.now(timezone.utc), str(opts.models_path), ENGINE_VERSION, suite_name, suite_version])
 
-    counts = resume.done_counts(con, names, {p.id: [it.id for it in p.items] for p in planned})
+    counts = resume.done_counts(con, names, {p.id: p.ids for p in planned})
     partial = {(m, p.id): resume.done_keys(con, m, p.id)
                for m in names for p in planned if 0 < counts.get((m, p.id), 0) < p.size}
     progress = Progress(quiet=opts.quiet)
@@ -98,14 +131,36 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
     for m in names:
         progress.add(m, total, sum(min(counts.get((m, p.id), 0), p.size) for p in planned))
 
-    result = anyio.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress)
-    outcome = "interrupted" if result.interrupted else "complete"
+    budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
+    limits = build_limits(cfg)
+    result = anyio.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits)
+    outcome = "interrupted" if result.interrupted else "budget" if budget and budget.stopped else "complete"
     con.execute("UPDATE runs SET finished_at = ?, outcome = ? WHERE run_id = ?",
                 [datetime.now(timezone.utc), outcome, run_id])
     result.errors = sum(c.errors for c in progress.counters.values())
     for line in progress.summary_lines():
         log(line, quiet=opts.quiet)
+    for line in _throttle_lines(limits):
+        log(line, quiet=opts.quiet)
+    if budget is not None:
+        result.spent_usd = budget.spent
+        result.budget_reached = budget.stopped
+        left = sum(c.total - c.done for c in progress.counters.values())
+        if budget.stopped:
+            # Said even with --quiet: the sweep did not finish, and this is why.
+            log(f"budget reached: ${budget.spent:.4f} spent of ${opts.budget_usd:g}; stopped dispatching, "
+                f"{left} item(s) not asked (run again with a larger --budget to continue)")
+        else:
+            log(f"budget: ${budget.spent:.4f} spent of ${opts.budget_usd:g}", quiet=opts.quiet)
     return result
+
+
+def _throttle_lines(limits: dict[str, Limits]) -> list[str]:
+    out = []
+    for name, lim in limits.items():
+        if lim.throttled:
+            out.append(f"{name}: rate-limited {lim.throttled} time(s) (429); concurrency now {lim.concurrency}")
+    return out
 
 
 def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[PlannedDataset]) -> None:
@@ -120,22 +175,34 @@ def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned:
                         [p.id, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, p.dataset.scorer_version])
 
 
-def _limits(cfg: ModelsFile) -> dict[str, Limits]:
-    accounts = {name: RateLimit(a.rpm, a.tpm) for name, a in cfg.accounts.items()}
-    return {m.name: Limits(accounts.get(m.account) if m.account else None, RateLimit(m.rpm, m.tpm))
-            for m in cfg.models}
+def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
+    """Each model's limits: its own rates and AIMD gate, plus its account's shared rates and pool.
+
+    Only models that name the same account share anything; every other model
+    has limiters of its own, so a throttled model never slows the others.
+    """
+    rates = {name: RateLimit(a.rpm, a.tpm) for name, a in cfg.accounts.items()}
+    pools = {name: AdaptiveLimit(a.max_concurrency) for name, a in cfg.accounts.items() if a.max_concurrency}
+    out = {}
+    for m in cfg.models:
+        gates = [AdaptiveLimit(m.max_concurrency)] if m.adaptive else []
+        if m.account in pools:
+            gates.append(pools[m.account])
+        # Own rates first, the account's last (see Limits.acquire).
+        out[m.name] = Limits(RateLimit(m.rpm, m.tpm), rates.get(m.account) if m.account else None, gates=gates)
+    return out
 
 
 def _provider(m: ModelConfig, limits: Limits):
     return make_provider(m.provider, base_url=base_url(m), model=m.model, api_key=m.api_key(),
                          generation=m.generation(), limits=limits, timeout_s=m.timeout_s,
                          max_retries=m.max_retries, max_connections=m.max_concurrency,
-                         backoff_base_s=m.backoff_s)
+                         backoff_base_s=m.backoff_s, reasoning=m.reasoning)
 
 
 async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection,
-               stamps: dict[str, Stamps], counts: dict, partial: dict, progress: Progress) -> SweepResult:
-    limits = _limits(cfg)
+               stamps: dict[str, Stamps], counts: dict, partial: dict, progress: Progress,
+               budget: Budget | None, limits: dict[str, Limits]) -> SweepResult:
     providers = {m.name: _provider(m, limits[m.name]) for m in cfg.models}
     writer = Writer(con)
     interrupted = False
@@ -161,7 +228,7 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
                         work = lane(planned, lambda d, m=m.name: counts.get((m, d), 0),
                                     lambda d, m=m.name: partial.get((m, d), set()))
                         lanes.start_soon(run_lane, m.name, providers[m.name], work, m.max_concurrency,
-                                         writer, stamps[m.name], progress)
+                                         writer, stamps[m.name], progress, budget)
         finally:
             with anyio.CancelScope(shield=True):
                 for p in providers.values():
