@@ -1,8 +1,8 @@
 """Wire-neutral machinery of the simulated provider: config, limits, faults, answers.
 
-Every wire format (OpenAI now; Anthropic Messages and Gemini generateContent
-later) parses its own request, then asks ``SimState.admit`` what to do and
-renders the resulting ``Decision`` in its own error and response shapes.
+Every wire format (OpenAI chat completions, Anthropic Messages, Gemini
+generateContent) parses its own request, then asks ``SimState.admit`` what to
+do and renders the resulting ``Decision`` in its own error and response shapes.
 """
 
 from __future__ import annotations
@@ -21,11 +21,15 @@ from typing import Any, NamedTuple
 
 import orjson
 
-FAULT_KINDS = ("429", "500", "503", "malformed", "drop", "quota")
+# "overloaded" is Anthropic's 529 (a 503 elsewhere); "refusal" and "blocked"
+# are answers, not errors: the model declines / the vendor's filter blocks
+# the answer (rendered per wire: OpenAI message.refusal / content_filter,
+# Anthropic stop_reason "refusal", Gemini promptFeedback / finishReason SAFETY).
+FAULT_KINDS = ("429", "500", "503", "malformed", "drop", "quota", "overloaded", "refusal", "blocked")
 ANSWER_MODES = ("letter", "echo", "gold", "fixed")
 MODEL_SUFFIX = "-sim-2024"
 # Knobs a model profile may override; everything else is server-wide.
-PROFILE_KEYS = ("latency_ms", "jitter_ms", "rpm", "faults", "mode", "fail_first")
+PROFILE_KEYS = ("latency_ms", "jitter_ms", "rpm", "faults", "mode", "fail_first", "account")
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,9 @@ class Behaviour:
     faults: tuple[tuple[str, float], ...] = ()
     mode: str = "letter"
     fail_first: int = 0
+    # Models naming the same account share one rpm window (the limit is the
+    # account's: give its models the same rpm).
+    account: str | None = None
 
 
 @dataclass(frozen=True)
@@ -46,13 +53,20 @@ class SimConfig:
     default: Behaviour = Behaviour()
     profiles: Mapping[str, Behaviour] = field(default_factory=dict)
     models: tuple[str, ...] = ()
-    api_key: str | None = None
+    api_key: str | tuple[str, ...] | None = None  # one key, or several accepted keys
     seed: int = 0
     strict_models: bool = False
     rpm_window_s: float = 60.0
 
     def behaviour(self, model: str) -> Behaviour:
         return self.profiles.get(model, self.default)
+
+    def accepts(self, key: str | None) -> bool:
+        """Is ``key`` a valid API key (always, when none is configured)?"""
+        if not self.api_key:
+            return True
+        keys = (self.api_key,) if isinstance(self.api_key, str) else self.api_key
+        return key is not None and key in keys
 
     def listed_models(self) -> list[str]:
         return sorted(set(self.models) | set(self.profiles))
@@ -127,6 +141,8 @@ def _behaviour(base: Behaviour, knobs: Mapping[str, Any], where: str) -> Behavio
         changes["faults"] = parse_faults(knobs["faults"])
     if "mode" in knobs:
         changes["mode"] = _check_mode(str(knobs["mode"]))
+    if "account" in knobs:
+        changes["account"] = str(knobs["account"]) or None
     return dataclasses.replace(base, **changes)
 
 
@@ -134,7 +150,7 @@ def config_from_knobs(
     *,
     profiles: Mapping[str, Mapping[str, Any]] | None = None,
     models: tuple[str, ...] | list[str] = (),
-    api_key: str | None = None,
+    api_key: str | list[str] | tuple[str, ...] | None = None,
     seed: int = 0,
     strict_models: bool = False,
     rpm_window_s: float = 60.0,
@@ -146,7 +162,8 @@ def config_from_knobs(
         name: _behaviour(default, knobs, f"profile {name!r}")
         for name, knobs in (profiles or {}).items()
     }
-    return SimConfig(default, built, tuple(models), api_key or None, int(seed),
+    key = tuple(api_key) if isinstance(api_key, (list, tuple)) else api_key
+    return SimConfig(default, built, tuple(models), key or None, int(seed),
                      bool(strict_models), float(rpm_window_s))
 
 
@@ -200,6 +217,9 @@ class Decision(NamedTuple):
     retry_after_s: float | None  # only for "rpm"
     limit_headers: dict[str, str] | None  # x-ratelimit-* when the model has an rpm
     behaviour: Behaviour
+    # (limit, remaining, seconds until the window is empty) when the model has
+    # an rpm, for wires with their own header names.
+    window: tuple[int, int, float] | None = None
 
 
 def go_duration(seconds: float) -> str:
@@ -225,6 +245,7 @@ class Stats:
         self.by_fault: defaultdict[str, int] = defaultdict(int)
         self.by_prompt: defaultdict[str, int] = defaultdict(int)
         self.by_prompt_ok: defaultdict[str, int] = defaultdict(int)
+        self.throttled_by_model: defaultdict[str, int] = defaultdict(int)  # 429s of the rpm limit
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -234,6 +255,7 @@ class Stats:
             "by_fault": self.by_fault,
             "by_prompt": self.by_prompt,
             "by_prompt_ok": self.by_prompt_ok,
+            "throttled_by_model": self.throttled_by_model,
         }
 
 
@@ -273,11 +295,12 @@ class SimState:
         beh = self.config.behaviour(model)
         attempt = self.stats.by_prompt[fp]
         self.stats.by_prompt[fp] = attempt + 1
-        headers, retry_after = None, None
+        headers, retry_after, window = None, None, None
         if beh.rpm:
-            retry_after, headers = self._take_slot(model, beh.rpm)
+            retry_after, headers, window = self._take_slot(beh.account or model, beh.rpm)
             if retry_after is not None:
-                return Decision("rpm", 0.0, retry_after, headers, beh)
+                self.stats.throttled_by_model[model] += 1
+                return Decision("rpm", 0.0, retry_after, headers, beh, window)
         kind = "ok"
         if attempt < beh.fail_first:
             kind = "fail_first"
@@ -285,7 +308,7 @@ class SimState:
             kind = self._draw_fault(beh.faults, fp, attempt)
         if kind != "ok":
             self.stats.by_fault[kind] += 1
-        return Decision(kind, self._delay(beh), None, headers, beh)
+        return Decision(kind, self._delay(beh), None, headers, beh, window)
 
     def _draw_fault(self, faults: tuple[tuple[str, float], ...], fp: str, attempt: int) -> str:
         # Keyed by (seed, prompt, attempt) rather than one shared random stream, so
@@ -305,13 +328,14 @@ class SimState:
             ms += self._jitter.uniform(-beh.jitter_ms, beh.jitter_ms)
         return ms / 1000.0 if ms > 0 else 0.0
 
-    def _take_slot(self, model: str, rpm: int) -> tuple[float | None, dict[str, str]]:
-        """Sliding-window rpm: (retry_after or None if admitted, x-ratelimit headers)."""
+    def _take_slot(self, key: str, rpm: int) -> tuple[float | None, dict[str, str], tuple[int, int, float]]:
+        """Sliding-window rpm of a model or account: (retry_after or None if
+        admitted, x-ratelimit headers, (limit, remaining, reset seconds))."""
         now = time.monotonic()
         span = self.config.rpm_window_s
-        window = self.windows.get(model)
+        window = self.windows.get(key)
         if window is None:
-            window = self.windows[model] = deque()
+            window = self.windows[key] = deque()
         while window and window[0] <= now - span:
             window.popleft()
         retry_after = None
@@ -328,4 +352,14 @@ class SimState:
         if retry_after is not None:
             headers["Retry-After"] = str(max(1, math.ceil(retry_after)))
             headers["retry-after-ms"] = str(max(1, math.ceil(retry_after * 1000)))
-        return retry_after, headers
+        return retry_after, headers, (rpm, rpm - len(window), reset)
+
+
+def reply(mode: str, texts: list[str], last_user: str, cap: int | None) -> tuple[str, bool, int, int]:
+    """The answer to a prompt, for any wire: (text, cut at the cap, prompt tokens, completion tokens)."""
+    answer = make_answer(mode, last_user, texts)
+    cut = bool(cap) and len(answer) > cap * 4  # type: ignore[operator]
+    if cut:
+        answer = answer[: cap * 4]  # type: ignore[operator]
+    prompt_tokens, completion_tokens = count_tokens(sum(map(len, texts)), answer)
+    return answer, cut, prompt_tokens, completion_tokens

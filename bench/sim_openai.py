@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from bench.sim_core import MODEL_SUFFIX, Decision, SimState, count_tokens, fingerprint, make_answer
+from bench.sim_core import MODEL_SUFFIX, Decision, SimState, fingerprint, reply
 
 STATE = web.AppKey("sim_state", SimState)
 ROLES = ("system", "user", "assistant", "tool", "developer")
@@ -31,7 +31,11 @@ _FAULT_ERRORS = {
             "The engine is currently overloaded, please try again later."),
     "fail_first": (503, "server_error", None,
                    "The engine is currently overloaded, please try again later."),
+    "overloaded": (503, "server_error", None,
+                   "The engine is currently overloaded, please try again later."),
 }
+# Reasoning models (o1, o3, o4-mini, gpt-5 ...) refuse the sampling knobs and max_tokens.
+_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 # Deliberately cut mid-document: a 200 whose body no JSON parser accepts.
 _MALFORMED = b'{"id": "chatcmpl-sim", "object": "chat.completion", "choices": [{"index": 0, "mess'
 
@@ -134,7 +138,22 @@ def validate(body: Any) -> tuple[str, list]:
     if body.get("stream"):
         raise RequestError(400, "The simulator does not support stream=true.", "stream",
                            "unsupported_value")
+    if model.startswith(_REASONING_PREFIXES):
+        _check_reasoning(body)
     return model, messages
+
+
+def _check_reasoning(body: dict) -> None:
+    if "max_tokens" in body:
+        raise RequestError(400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                           "Use 'max_completion_tokens' instead.", "max_tokens", "unsupported_parameter")
+    for key in ("temperature", "top_p"):
+        if key in body and body[key] != 1:
+            raise RequestError(400, f"Unsupported value: '{key}' does not support {body[key]} with this "
+                               "model. Only the default (1) value is supported.", key, "unsupported_value")
+    if "stop" in body:
+        raise RequestError(400, "Unsupported parameter: 'stop' is not supported with this model.",
+                           "stop", "unsupported_parameter")
 
 
 def _model_of(body: Any) -> str | None:
@@ -143,8 +162,9 @@ def _model_of(body: Any) -> str | None:
     return model if isinstance(model, str) and model else None
 
 
-def _authorized(request: web.Request, key: str) -> bool:
-    return request.headers.get("Authorization", "") == "Bearer " + key
+def _authorized(request: web.Request, state: SimState) -> bool:
+    auth = request.headers.get("Authorization", "")
+    return state.config.accepts(auth[7:] if auth.startswith("Bearer ") else None)
 
 
 def _unauthorized() -> web.Response:
@@ -165,19 +185,21 @@ def _completion(state: SimState, model: str, messages: list, decision: Decision,
             last_user = text
     if last_user is None:
         last_user = texts[-1]
-    answer = make_answer(decision.behaviour.mode, last_user, texts)
-    finish = "stop"
     cap = body.get("max_completion_tokens") or body.get("max_tokens")
-    if cap and len(answer) > cap * 4:
-        answer, finish = answer[: cap * 4], "length"
-    prompt_tokens, completion_tokens = count_tokens(sum(map(len, texts)), answer)
+    answer, cut, prompt_tokens, completion_tokens = reply(decision.behaviour.mode, texts, last_user, cap)
+    finish = "length" if cut else "stop"
+    message: dict[str, Any] = {"role": "assistant", "content": answer, "refusal": None}
+    if decision.kind == "refusal":
+        message.update(content=None, refusal="I'm sorry, I can't help with that.")
+        completion_tokens = 9
+    elif decision.kind == "blocked":
+        message["content"], finish, completion_tokens = None, "content_filter", 0
     return orjson.dumps({
         "id": f"chatcmpl-sim{state.next_id():x}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model + MODEL_SUFFIX,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
-                     "finish_reason": finish}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens},
     })
@@ -195,8 +217,7 @@ def _render_rpm(model: str, decision: Decision) -> web.Response:
 async def chat_completions(request: web.Request) -> web.StreamResponse:
     """POST /v1/chat/completions."""
     state = request.app[STATE]
-    key = state.config.api_key
-    if key and not _authorized(request, key):
+    if not _authorized(request, state):
         state.record(None, 401)
         return _unauthorized()
     model = body = None
@@ -226,7 +247,7 @@ async def _respond(request: web.Request, state: SimState, model: str, messages: 
     if decision.delay_s:
         await asyncio.sleep(decision.delay_s)
     headers = decision.limit_headers
-    if kind == "ok":
+    if kind in ("ok", "refusal", "blocked"):
         state.record(model, 200, fp, ok=True)
         payload = _completion(state, model, messages, decision, body)
         return web.Response(body=payload, headers=_with_json(headers))
@@ -248,8 +269,7 @@ async def _respond(request: web.Request, state: SimState, model: str, messages: 
 async def list_models(request: web.Request) -> web.Response:
     """GET /v1/models."""
     state = request.app[STATE]
-    key = state.config.api_key
-    if key and not _authorized(request, key):
+    if not _authorized(request, state):
         return _unauthorized()
     data = [{"id": m, "object": "model", "created": 0, "owned_by": "sim"}
             for m in state.config.listed_models()]

@@ -1,7 +1,8 @@
-"""Simulated LLM provider server: OpenAI wire format, latency, rpm limits, faults.
+"""Simulated LLM provider server: OpenAI, Anthropic and Gemini wire formats, latency, rpm limits, faults.
 
 Run:  python -m bench.sim_server --port 0 [--latency-ms 200 --rpm 600 ...]
-prints one line ``READY http://HOST:PORT/v1`` once listening, serves until
+prints one line ``READY http://HOST:PORT/v1`` once listening (the OpenAI base
+URL; Anthropic and Gemini clients take the root, without /v1), serves until
 SIGTERM/SIGINT. In Python: ``build_app(config)`` for in-process use, or
 ``SimServerProcess(**knobs)`` to run it in a subprocess (its own core).
 """
@@ -19,7 +20,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from bench import sim_openai
+from bench import sim_anthropic, sim_gemini, sim_openai
 from bench.sim_core import FAULT_KINDS, SimConfig, SimState, config_from_knobs, parse_profile
 from bench.sim_openai import STATE
 from bench.sim_process import SimServerProcess
@@ -45,7 +46,8 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app[STATE] = SimState(config or SimConfig())
     sim_openai.add_routes(app)
-    # Anthropic Messages / Gemini generateContent will be sibling add_routes here.
+    sim_anthropic.add_routes(app)
+    sim_gemini.add_routes(app)
     app.router.add_get("/_stats", _stats)
     app.router.add_post("/_reset", _reset)
     return app
@@ -100,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", help="letter (default), echo, gold or fixed:<text>")
     p.add_argument("--fail-first", type=int, help="first N requests per prompt get 503")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--api-key", help="require Authorization: Bearer <key>")
+    p.add_argument("--api-key", help="require this key (Bearer / x-api-key / x-goog-api-key)")
     p.add_argument("--models", help="comma-separated model names for /v1/models")
     p.add_argument("--strict-models", action="store_true", help="404 for unlisted models")
     p.add_argument("--rpm-window-s", type=float, default=60.0, help=argparse.SUPPRESS)

@@ -1,25 +1,32 @@
 """Strict answer extraction for choice questions: read what the model claimed, never guess.
 
+Before any rule: full-width forms are folded (NFKC), markdown ``*``/backticks
+removed, and a ``<think>...</think>`` reasoning block dropped.
+
 Single answer, rules in order (the first that yields something decides):
 
-1. the whole response is one option: its code ("B", "(B)", "B.", "**B**",
-   lower case allowed), its exact text, or code plus text ("B. Negative");
+1. the whole (one-line) response is one option: its code ("B", "(B)", "B.",
+   "**B**", lower case allowed), its exact text, or code plus text ("B. Negative");
 2. answer markers ("Answer: B", "The answer is (B)", "答案：B", "答案是B"):
-   what follows each marker; markers that disagree -> None;
-3. the first line alone, read as in rule 1 ("B\\n\\nbecause ...");
+   what follows each marker (a code, or an option's text; a code no option has,
+   such as an echoed "`Answer: X`", is skipped); markers that disagree, or
+   that disagree with a first line read as in rule 1 -> None;
+3. the first line alone, read as in rule 1 ("B\n\nbecause ...");
 4. free text: every stand-alone capital option letter is a claim, except "A"/"I"
    used as an article or pronoun ("I think B" -> B, "A good point" is not A) and
    negated mentions ("not A"); exactly one distinct claim -> it, else None.
 
 Numbered options (more than 26) are read by rules 1-3 only: bare numbers in
-prose are too often counts. A code that names no option ("Answer: E" with four
-options) -> None. The reference instead takes the first stand-alone letter
-anywhere ("I think B" -> "I") and cannot produce lower-case codes.
+prose are too often counts. A lone code that names no option ("E" with four
+options) -> None. Letters glued to Chinese text still stand alone ("选B").
+The reference instead takes the first stand-alone letter anywhere ("I think B"
+-> "I") and cannot produce lower-case codes.
 
-Multiple answers: the text after an answer marker, else the first line, split
-on , ; / 、 "and" 和 (and full-width forms), falling back to spaces; every piece
-must be an option code or an option's exact text, otherwise the response is
-unparseable (None).
+Multiple answers: the rest of an answer marker's line (or the lines below it
+when it ends the line), else the first paragraph or the first line; split on
+, ; / 、 (full-width too), then "and"/和/及/与/&, then spaces; every piece must be
+an option code or an option's exact text, else the response is unparseable
+(None). Markers giving different lists -> None.
 """
 
 from __future__ import annotations
@@ -29,14 +36,14 @@ import unicodedata
 from typing import Sequence
 
 # Bump when any rule below changes: it is part of every choice dataset's scorer_version.
-EXTRACT_VERSION = "1"
+EXTRACT_VERSION = "1"  # unreleased: no stored rows yet
 
 _NOMATCH = -1  # this rule says nothing; try the next
 _BAD = -2  # the response claims something unusable (two options, or a code no option has)
 
 _STRIP_MARKS = str.maketrans({"*": None, "`": None, "\u200b": None, "\ufeff": None})
-_DECOR = " \t\r\n\"'“”‘’「」『』()[]【】<>《》.。,:;!?_~-—"
-_LEAD = " \t\"'“”‘’「」『』([【<《:=_~-"
+_DECOR = " \t\r\n\"'“”‘’「」『』()[]【】<>《》.。,:;!?_~-—•"
+_LEAD = " \t\r\n\"'“”‘’「」『』([【<《:=_~-•"
 
 _MARKER = re.compile(
     r"(?:\banswers?(?![a-z])(?:\s*(?:is|would\s+be|should\s+be))?|答案\s*(?:应该是|應為|应为|是|为|為)?)\s*[:=]?",
@@ -44,8 +51,10 @@ _MARKER = re.compile(
 )
 _OPTION_WORD = re.compile(r"(?:option|choice|选项|選項)\s*", re.I)
 _LEAD_CODE = re.compile(r"([A-Za-z]|\d{1,3})(?![A-Za-z0-9])")
-_CODE_THEN_TEXT = re.compile(r"\(?([A-Za-z]|\d{1,3})\s*[.)\]:、]\s*(\S.*)$", re.S)
+_CODE_THEN_TEXT = re.compile(r"\(?([A-Za-z]|\d{1,3})\s*[.)\]:、]\s*(\S[^\n]*)")  # one line only
 _FREE_LETTER = re.compile(r"(?<![A-Za-z0-9'’])([A-Z])(?![A-Za-z0-9'’])")
+_REASONING = re.compile(r"<think>.*?</think>", re.S | re.I)
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _NEXT_WORD = re.compile(r"\s+([a-z]+)")
 _NEGATED = re.compile(r"(?:\bnot|n't|不是|并非|並非|非)\s*(?:option\s*|选项\s*)?[(\[]?\s*$", re.I)
 _PUNCT_SPLIT = re.compile(r"[,;/|、]")
@@ -63,6 +72,16 @@ def clean(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     return text.translate(_STRIP_MARKS).strip()
+
+
+def _response(text: str | None) -> str:
+    """A response ready for the rules: cleaned, and without a reasoning block (<think>...</think>)."""
+    if not text:
+        return ""
+    text = clean(text)
+    if "<think>" in text.lower():
+        text = _REASONING.sub("", text).strip()
+    return text
 
 
 def fold(text: str) -> str:
@@ -117,16 +136,18 @@ class Choices:
 
 def extract_single(response: str | None, choices: Choices) -> int | None:
     """Index of the one option the response claims, or None."""
-    if not response:
-        return None
-    text = clean(response)
+    text = _response(response)
     if not text:
         return None
     r = _whole(text, choices)
     if r == _NOMATCH:
         r = _after_markers(text, choices)
-    if r == _NOMATCH and "\n" in text:
-        r = _whole(text.split("\n", 1)[0], choices)
+        if "\n" in text:
+            first = _first_line(text, choices)
+            if r == _NOMATCH:
+                r = first
+            elif r >= 0 and first >= 0 and first != r:
+                r = _BAD  # "B\n... the answer is A"
     if r == _NOMATCH and not choices.numeric:
         r = _free_text(text, choices)
     return r if r >= 0 else None
@@ -153,16 +174,31 @@ def _whole(text: str, ch: Choices) -> int:
     return _NOMATCH
 
 
+def _first_line(text: str, ch: Choices) -> int:
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    r = _whole(lines[0], ch)
+    if r >= 0:
+        # "A. ...\nB. ..." lists the options instead of choosing one.
+        listed = {ch.code(m[1]) for line in lines[1:] if (m := _CODE_THEN_TEXT.match(line))}
+        if listed - {None, r}:
+            return _BAD
+    return r
+
+
 def _lead(segment: str, ch: Choices) -> int:
     """Read the option a marker's following text starts with."""
     s = segment.lstrip(_LEAD)
-    s = s[_OPTION_WORD.match(s).end():] if _OPTION_WORD.match(s) else s
+    w = _OPTION_WORD.match(s)
+    if w:
+        s = s[w.end():]
     m = _LEAD_CODE.match(s)
     if m:
         tok = m[1]
         if tok.isdigit() == ch.numeric and not _is_word(tok, s, m.end()):
+            # A code no option has is ignored, not fatal: it is often the format
+            # sentence echoed back ("in the form `Answer: X`").
             i = ch.code(tok)
-            return _BAD if i is None else i
+            return _NOMATCH if i is None else i
     return ch.text_prefix(s.split("\n", 1)[0])
 
 
@@ -203,19 +239,31 @@ def _free_text(text: str, ch: Choices) -> int:
 
 def extract_multi(response: str | None, choices: Choices) -> frozenset[int] | None:
     """Indices of every option the response lists, or None when any piece is not an option."""
-    if not response:
-        return None
-    text = clean(response)
+    text = _response(response)
     if not text:
         return None
-    segments = [text[m.end():].split("\n", 1)[0] for m in _MARKER.finditer(text)]
-    parsed = {p for p in (_list(s, choices) for s in segments) if p is not None}
+    parsed = {p for p in (_after_marker(text[m.end():], choices) for m in _MARKER.finditer(text)) if p is not None}
     if not parsed:
-        # No usable marker ("joy, surprise" alone, or a marker word inside prose).
-        first = next((line for line in text.split("\n") if line.strip()), "")
-        p = _list(first, choices)
-        parsed = {p} if p is not None else set()
+        # No usable marker: a bare list, on one line or one item per line.
+        para = _paragraph(text)
+        first = text.split("\n", 1)[0]
+        for block in (para, first) if para != first else (para,):
+            p = _list(block.replace("\n", ","), choices)
+            if p is not None:
+                return p
     return parsed.pop() if len(parsed) == 1 else None
+
+
+def _after_marker(after: str, ch: Choices) -> frozenset[int] | None:
+    """The rest of the marker's line, or, when that is empty, the list on the next lines."""
+    line, _, rest = after.partition("\n")
+    if line.strip(_DECOR):
+        return _list(line, ch)
+    return _list(_paragraph(rest).replace("\n", ","), ch)
+
+
+def _paragraph(text: str) -> str:
+    return _PARAGRAPH_BREAK.split(text.strip(), maxsplit=1)[0]
 
 
 def _list(segment: str, ch: Choices) -> frozenset[int] | None:
@@ -243,7 +291,12 @@ def _pieces(piece: str, ch: Choices) -> list[int] | None:
         parts = [p.strip(_DECOR) for p in splitter.split(piece)]
         parts = [p for p in parts if p]
         if len(parts) > 1:
-            idx = [ch.lookup(p) for p in parts]
-            if all(j is not None and j >= 0 for j in idx):
-                return idx  # type: ignore[return-value]
+            idx = []
+            for p in parts:
+                j = ch.lookup(p)
+                if j is None or j < 0:
+                    break  # prose, not a list: stop at the first word that is no option
+                idx.append(j)
+            else:
+                return idx
     return None

@@ -36,17 +36,27 @@ class Files(msgspec.Struct, frozen=True):
 
     origin: str  # "original" (under <data_dir>/<id>/) | "reference" (the MoodBench data/ tree)
     pattern: str  # glob relative to that root, e.g. "data/*.jsonl"
-    format: str  # "parquet" | "csv" | "tsv" | "jsonl"
+    format: str  # "parquet" | "csv" | "tsv" | "jsonl" | "json" (one array of objects) | "lines" (blocks, below)
     columns: tuple[str, ...] = ()  # field names for header-less csv/tsv files
     quoted: bool = True  # False: cells are raw text and '"' is an ordinary character
     label_list: str = ""  # sibling file (same root) listing the label space, one per line
+    # Folder under <data_dir> holding the originals when it is not the dataset id
+    # (several datasets from one upstream release, e.g. emobench1-3 in emobench/).
+    folder: str = ""
+    # Leading lines to ignore, with `columns`: a header that cannot be parsed (VUA20's
+    # header is space-separated while its rows are tab-separated).
+    skip_lines: int = 0
+    # Item-id template for rows read from here, instead of the dataset's own: for a copy
+    # whose ids cannot match the preferred one's (e.g. "ref/{_row}" for a re-sampled file).
+    item_id: str = ""
 
 
 def roots(files: Files, data_dir: Path, dataset_id: str) -> list[Path]:
+    folder = files.folder or dataset_id
     if files.origin == "original":
-        return [data_dir / dataset_id]
+        return [data_dir / folder]
     if files.origin == "reference":
-        return [data_dir / "moodbench", data_dir / dataset_id / "moodbench" / "data"]
+        return [data_dir / "moodbench", data_dir / folder / "moodbench" / "data"]
     raise ValueError(f"{dataset_id}: unknown file origin {files.origin!r}")
 
 
@@ -72,6 +82,10 @@ def read_rows(files: Files, path: Path) -> Iterator[tuple[int, dict]]:
         yield from _parquet(path)
     elif files.format == "jsonl":
         yield from _jsonl(path)
+    elif files.format == "lines":
+        yield from _line_blocks(files, path)
+    elif files.format == "json":
+        yield from _json_list(path)
     elif files.format in ("csv", "tsv"):
         yield from _delimited(files, path, "," if files.format == "csv" else "\t")
     else:
@@ -104,10 +118,58 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
             n += 1
 
 
+def _line_blocks(files: Files, path: Path) -> Iterator[tuple[int, dict]]:
+    """Format "lines": fixed-size blocks of lines, one record each (LogiQA, HellaSwag text exports).
+
+    ``columns`` names each line of a block; a line named "" must be blank (a separator),
+    so a misaligned file fails at its first bad block. A last block may lack its
+    trailing separator lines only if they are blank ones.
+    """
+    size = len(files.columns)
+    if not size:
+        raise ValueError(f"{path}: format 'lines' needs `columns`, one name per line of a block")
+    with path.open(encoding="utf-8-sig") as f:
+        text = f.read()
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()  # the final newline ends the last line; it does not start another
+    while lines and not lines[-1].strip() and len(lines) % size:
+        lines.pop()  # stray blank lines at the end
+    if len(lines) % size and not all(c == "" for c in files.columns[len(lines) % size:]):
+        raise ValueError(f"{path}: {len(lines)} lines do not make whole blocks of {size}")
+    lines += [""] * (-len(lines) % size)
+    for n in range(len(lines) // size):
+        block = lines[n * size:(n + 1) * size]
+        row = {}
+        for i, (name, line) in enumerate(zip(files.columns, block)):
+            line = line.rstrip("\r")
+            if name:
+                row[name] = line
+            elif line.strip():
+                raise ValueError(f"{path}:{n * size + i + 1}: expected a blank separator line, got {line[:40]!r}")
+        yield n, row
+
+
+def _json_list(path: Path) -> Iterator[tuple[int, dict]]:
+    """A whole-file JSON array of objects (format "json")."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON array of objects, got {type(data).__name__}")
+    for n, row in enumerate(data):
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}: element {n} is not a JSON object")
+        yield n, row
+
+
 def _delimited(files: Files, path: Path, delimiter: str) -> Iterator[tuple[int, dict]]:
     quoting = csv.QUOTE_MINIMAL if files.quoted else csv.QUOTE_NONE
     # utf-8-sig: several upstream CSVs start with a byte-order mark.
     with path.open(encoding="utf-8-sig", newline="") as f:
+        for _ in range(files.skip_lines):
+            f.readline()
         reader = csv.reader(f, delimiter=delimiter, quoting=quoting)
         if files.columns:
             header = list(files.columns)

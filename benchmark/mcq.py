@@ -21,13 +21,14 @@ Prompt layout (one user message):
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterator
+from typing import Any, Callable, Iterator
 
 import msgspec
 from msgspec.structs import force_setattr
 
-from benchmark.dataset import Item, Message, MetricSpec, Scored, stable_hash
+from benchmark.dataset import DataMissing, Item, Message, MetricSpec, Scored, stable_hash
 from benchmark.extract import EXTRACT_VERSION, Choices, codes_for, extract_multi, extract_single
 from benchmark.loaders import Files, locate, read_label_list, read_rows
 from benchmark.metrics import f1_from_counts
@@ -39,6 +40,12 @@ RENDER_VERSION = "1"
 SCORING_VERSION = "1"
 
 MeasuresHook = Callable[[dict, "int | None", bool], dict[str, float]]
+
+
+@lru_cache(maxsize=4096)
+def _choices(options: tuple[str, ...]) -> Choices:
+    """Per-item option lookups, cached: every model's answer to an item reuses them."""
+    return Choices(options)
 
 
 def seeded_permutation(dataset_id: str, item_id: str, n: int) -> list[int]:
@@ -58,6 +65,49 @@ def label_key(label: str) -> str:
     return "".join(c if c.isalnum() and c.isascii() else "_" for c in label.lower()).strip("_")
 
 
+def class_f1_measures(positive: int) -> MeasuresHook:
+    """A `measures` hook for the F1 of one class (binary tasks scored by F1 of the positive class).
+
+    ``positive`` is the class's original option index. Each item records tp/fp/fn of that
+    class; declare ``MetricSpec("f1_<class>", "label_f1", "tp", "fp", "fn")``. An unparsed
+    answer is a miss (fn) when the gold is the class, nothing otherwise.
+    """
+
+    def measures(meta: dict, choice: int | None, correct: bool) -> dict[str, float]:
+        perm = meta.get("perm")
+        gold = perm[meta["g"]] if perm else meta["g"]
+        said, truth = choice == positive, gold == positive
+        return {"tp": float(said and truth), "fp": float(said and not truth), "fn": float(truth and not said)}
+
+    return measures
+
+
+def per_class_f1(labels: tuple[str, ...]) -> tuple[MeasuresHook, tuple[MetricSpec, ...]]:
+    """Macro F1 over the classes of a single-answer classification: a `measures` hook and its metrics.
+
+    Each item records tp/fp/fn of its gold class and, when it names another class, of that
+    one (keys ``tp_<class>`` ...; ``<class>`` from `label_key`). Metrics: ``macro_f1`` (the
+    mean of the classes' F1 that occur in gold or answers, store/views.sql) and ``f1_<class>``.
+    An unparsed answer is a miss of the gold class. Works with shuffled options.
+    """
+    keys = tuple(label_key(x) or f"label{i}" for i, x in enumerate(labels))
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"labels collide after key folding: {keys}")
+
+    def measures(meta: dict, choice: int | None, correct: bool) -> dict[str, float]:
+        perm = meta.get("perm")
+        k = keys[perm[meta["g"]] if perm else meta["g"]]
+        m = {f"tp_{k}": float(correct), f"fp_{k}": 0.0, f"fn_{k}": float(not correct)}
+        if choice is not None and not correct:
+            m.update({f"tp_{keys[choice]}": 0.0, f"fp_{keys[choice]}": 1.0, f"fn_{keys[choice]}": 0.0})
+        return m
+
+    specs = (MetricSpec("macro_f1", "macro_f1", "score"),) + tuple(
+        MetricSpec(f"f1_{k}", "label_f1", f"tp_{k}", f"fp_{k}", f"fn_{k}") for k in keys
+    )
+    return measures, specs
+
+
 class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
     """A multiple-choice (or multi-label) dataset, declared as data."""
 
@@ -65,11 +115,11 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
     language: str  # "en" | "zh": picks the answer-format sentence
     files: tuple[Files, ...]  # where the data may be, most preferred first
     item_id: str  # template over a row; also `_stem` (file stem) and `_row` (row number in file)
-    task: str  # first paragraph of the prompt
-    body: str  # template over the row (str.format_map)
+    task: str | dict[str, str]  # first paragraph of the prompt (per language with `language_field`)
+    body: str | dict[str, str]  # template over the row (str.format_map; per language with `language_field`)
     gold_field: str
     # row value -> original option index: a dict, "index" (int), "letter" ("A" -> 0),
-    # or "ids" (comma-separated indices, multi-label)
+    # "ids" (comma-separated indices, multi-label), or "text" (the right option's text)
     gold_map: dict | str = "index"
     labels: tuple[str, ...] = ()  # fixed options, the same for every item ...
     option_fields: tuple[str, ...] = ()  # ... or per-item options from these row fields
@@ -84,45 +134,75 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
     chance_baseline: float | None = None  # primary metric of a uniform random answer
     majority_baseline: float | None = None  # primary metric of always giving the commonest answer
     samples: int = 1
+    # Optional, all off by default (added for the emotional datasets, batch B):
+    options_field: str = ""  # per-item options from ONE row field holding a list (any length 2..26)
+    derive: Callable[[dict], dict] | None = None  # row -> extra fields, merged before anything is read from it
+    # Bilingual datasets: the row field naming the item's language; `task` and `body` are then
+    # dicts language -> text and the answer sentence follows the item's language.
+    language_field: str = ""
+    none_option: str = ""  # multi: a last option "none of these", the answer when the gold set is empty
+    jaccard: bool = False  # multi: also record the item's Jaccard index |P&G|/|P|G| as measure `jac`
+    # Row filter applied while streaming the pool (before ids and sampling): rows it returns
+    # False for are left out, e.g. items without a gold label. Document every exclusion.
+    keep: Callable[[dict], bool] | None = None
     # Derived in __post_init__.
     scorer_version: str = ""
     _instruction: str = ""
     _prompt_hash: str = ""
     _fixed: Any = None  # Choices shared by all items (fixed labels, not shuffled)
     _label_keys: tuple[str, ...] = ()
-
-    kind: ClassVar[str] = "choice"
+    _instructions: Any = None  # language -> answer sentence (with `language_field`)
+    _fixed_shown: tuple[str, ...] = ()  # the fixed options as shown (labels, plus `none_option`)
 
     def __post_init__(self) -> None:
-        if bool(self.labels) == bool(self.option_fields):
-            raise ValueError(f"{self.id}: declare exactly one of labels / option_fields")
-        n = len(self.labels or self.option_fields)
+        if sum(map(bool, (self.labels, self.option_fields, self.options_field))) != 1:
+            raise ValueError(f"{self.id}: declare exactly one of labels / option_fields / options_field")
+        # A list field's length is per item (checked at render, at most 26).
+        n = len(self.labels or self.option_fields) if not self.options_field else 2
         if n < 2:
             raise ValueError(f"{self.id}: a choice question needs at least two options")
         if self.answer_with not in ("code", "name"):
             raise ValueError(f"{self.id}: answer_with must be 'code' or 'name'")
-        instr = instruction(self.language, self.multi, self.answer_with, n > 26)
+        if (self.none_option or self.jaccard) and not self.multi:
+            raise ValueError(f"{self.id}: none_option and jaccard are for multi-label datasets")
+        n_shown = n + bool(self.none_option)
         set_ = lambda name, value: force_setattr(self, name, value)  # noqa: E731
+        if self.language_field:
+            langs = self.task.keys() if isinstance(self.task, dict) else ()
+            if not langs or not isinstance(self.body, dict) or set(self.body) != set(langs):
+                raise ValueError(f"{self.id}: with language_field, task and body map the same languages to text")
+            set_("_instructions", {k: instruction(k, self.multi, self.answer_with, n_shown > 26) for k in langs})
+            instr = " | ".join(f"{k}: {v}" for k, v in sorted(self._instructions.items()))  # for the prompt hash
+        else:
+            instr = instruction(self.language, self.multi, self.answer_with, n_shown > 26)
         set_("_instruction", instr)
         if self.max_tokens is None:
             set_("max_tokens", 64 if self.multi else 32)
-        if self.labels:
-            set_("_label_keys", tuple(label_key(x) for x in self.labels))
+        if self.labels and not self.shuffle:
+            set_("_fixed_shown", self.labels + ((self.none_option,) if self.none_option else ()))
+            set_("_fixed", Choices(self._fixed_shown))
+        if self.labels and self.multi:
+            # Per-label measure keys; labels without ASCII letters (Chinese) get their position.
+            set_("_label_keys", tuple(label_key(x) or f"label{i}" for i, x in enumerate(self.labels)))
             if len(set(self._label_keys)) != n:
                 raise ValueError(f"{self.id}: labels collide after key folding: {self._label_keys}")
-            if not self.shuffle:
-                set_("_fixed", Choices(self.labels))
         if not self.metrics:
             set_("metrics", self._default_metrics())
+        # The optional fields enter the stamps only when set, so older declarations keep theirs.
+        extra = (self.options_field, self.language_field, self.none_option)
         set_(
             "_prompt_hash",
             stable_hash(
                 "choice", RENDER_VERSION, self.language, self.task, self.body, self.labels,
                 self.option_fields, self.multi, self.answer_with, self.shuffle, self.max_tokens,
-                instr, self.revision,
+                instr, self.revision, *((extra,) if any(extra) else ()),
             ),
         )
-        scoring = stable_hash(self.gold_field, self.gold_map, self.multi, self.answer_with, self.metrics, length=6)
+        extra_s = (self.none_option, self.jaccard)
+        scoring = stable_hash(
+            self.gold_field, self.gold_map, self.multi, self.answer_with, self.metrics,
+            *((extra_s,) if any(extra_s) else ()), length=6,
+        )
         set_("scorer_version", f"choice-{SCORING_VERSION}.x{EXTRACT_VERSION}.r{self.revision}.{scoring}")
 
     def _default_metrics(self) -> tuple[MetricSpec, ...]:
@@ -133,7 +213,7 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
             MetricSpec("example_f1", "mean", "score"),
             MetricSpec("exact_match", "mean", "em"),
         ]
-        if self.labels:
+        if self._label_keys:
             # Per-label F1 rows; macro_f1 averages those present (see store/views.sql).
             out.append(MetricSpec("macro_f1", "macro_f1", "score"))
             out += [MetricSpec(f"f1_{k}", "label_f1", f"tp_{k}", f"fp_{k}", f"fn_{k}") for k in self._label_keys]
@@ -151,15 +231,22 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
         for path in paths:
             for n, row in read_rows(where, path):
                 row["_stem"], row["_row"] = path.stem, n
+                if self.keep is not None and not self.keep(row):
+                    continue
                 try:
-                    item_id = self.item_id.format_map(row)
+                    item_id = (where.item_id or self.item_id).format_map(row)
                 except (KeyError, IndexError) as e:
                     raise ValueError(f"{path} row {n}: no field {e} to build the item id") from None
                 yield item_id, row
 
     def render(self, item_id: str, raw: Any) -> Item:
-        options = self.labels or tuple(self._option_text(item_id, raw, f) for f in self.option_fields)
-        gold = self._gold(item_id, raw, len(options))
+        if self.derive is not None:
+            raw = {**raw, **self.derive(raw)}
+        if self.options_field:
+            options = self._list_options(item_id, raw)
+        else:
+            options = self.labels or tuple(self._option_text(item_id, raw, f) for f in self.option_fields)
+        gold = self._gold(item_id, raw, len(options), options)
         perm = seeded_permutation(self.id, item_id, len(options)) if self.shuffle else None
         shown = [options[i] for i in perm] if perm else list(options)
         at = {orig: pos for pos, orig in enumerate(perm)} if perm else None
@@ -167,14 +254,22 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
             g: Any = sorted(at[i] for i in gold) if at else sorted(gold)
         else:
             g = at[gold] if at else gold
+        if self.none_option:
+            shown.append(self.none_option)  # always last, never shuffled
+            if perm:
+                perm = perm + [len(options)]
         codes = codes_for(len(shown))
+        task, body_t, instr = self.task, self.body, self._instruction
+        if self.language_field:
+            lang = raw.get(self.language_field)
+            if lang not in self._instructions:
+                raise ValueError(f"{self.id} item {item_id}: language {lang!r} has no prompt")
+            task, body_t, instr = self.task[lang], self.body[lang], self._instructions[lang]
         try:
-            body = self.body.format_map(raw)
+            body = body_t.format_map(raw)
         except (KeyError, IndexError) as e:
             raise ValueError(f"{self.id} item {item_id}: no field {e} for the prompt body") from None
-        content = "\n\n".join(
-            (self.task, body, "\n".join(f"{c}. {t}" for c, t in zip(codes, shown)), self._instruction)
-        )
+        content = "\n\n".join((task, body, "\n".join(f"{c}. {t}" for c, t in zip(codes, shown)), instr))
         meta: dict[str, Any] = {"g": g}
         if perm:
             meta["perm"] = perm
@@ -183,12 +278,14 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
         if self.meta_fields:
             meta.update(self.meta_fields(raw))
         answer = [self._say(i, codes, shown) for i in g] if self.multi else self._say(g, codes, shown)
+        if self.multi and not g:
+            answer = [self._say(len(shown) - 1, codes, shown)]  # the none option
         return Item(id=item_id, messages=(Message("user", content),), gold=answer, meta=meta)
 
     def score(self, item: Item, response: str) -> Scored:
         meta = item.meta
-        choices = self._fixed or Choices(meta["options"])
-        shown = self.labels if self._fixed is not None else meta["options"]
+        choices = self._fixed or _choices(tuple(meta["options"]))
+        shown = self._fixed_shown if self._fixed is not None else meta["options"]
         if self.multi:
             return self._score_multi(meta, choices, shown, response)
         i = extract_single(response, choices)
@@ -204,11 +301,18 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
 
     def _score_multi(self, meta: dict, choices: Choices, shown: Any, response: str) -> Scored:
         got = extract_multi(response, choices)
+        none = len(shown) - 1 if self.none_option else None
+        if got is not None and none in got:
+            # "None of these" is an empty answer; together with labels it contradicts itself.
+            got = frozenset() if len(got) == 1 else None
         p = got or frozenset()
         g = frozenset(meta["g"])
         tp, fp, fn = len(p & g), len(p - g), len(g - p)
         m = {"tp": float(tp), "fp": float(fp), "fn": float(fn), "em": float(got is not None and p == g)}
-        if self.labels:
+        both_empty = got is not None and not p and not g  # only possible with none_option
+        if self.jaccard:
+            m["jac"] = 1.0 if both_empty else tp / (tp + fp + fn) if tp else 0.0
+        if self._label_keys:
             perm = meta.get("perm")
             for i in p | g:
                 k = self._label_keys[perm[i] if perm else i]
@@ -216,7 +320,9 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
                 m[f"fp_{k}"] = float(i in p and i not in g)
                 m[f"fn_{k}"] = float(i in g and i not in p)
         pred = None if got is None else [self._say(i, choices.codes, shown) for i in sorted(got)]
-        return Scored(prediction=pred, score=f1_from_counts(tp, fp, fn), measures=m)
+        if got is not None and not got and none is not None:
+            pred = [self._say(none, choices.codes, shown)]
+        return Scored(prediction=pred, score=1.0 if both_empty else f1_from_counts(tp, fp, fn), measures=m)
 
     def _say(self, i: int, codes: tuple[str, ...], shown: Any) -> str:
         """An answer in the vocabulary the prompt asks for (code or option text)."""
@@ -229,7 +335,16 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
             raise ValueError(f"{self.id} item {item_id}: option field {field!r} is empty")
         return text
 
-    def _gold(self, item_id: str, raw: dict, n: int) -> Any:
+    def _list_options(self, item_id: str, raw: dict) -> tuple[str, ...]:
+        value = raw.get(self.options_field)
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"{self.id} item {item_id}: field {self.options_field!r} is not a list of options")
+        opts = tuple(" ".join(str(x).split()) for x in value)
+        if not 2 <= len(opts) <= 26 or not all(opts):
+            raise ValueError(f"{self.id} item {item_id}: {self.options_field!r} needs 2-26 non-empty options")
+        return opts
+
+    def _gold(self, item_id: str, raw: dict, n: int, options: tuple[str, ...] = ()) -> Any:
         if self.gold_field not in raw:
             raise ValueError(f"{self.id} item {item_id}: no gold field {self.gold_field!r}")
         v = raw[self.gold_field]
@@ -242,19 +357,24 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
             elif gm == "letter":
                 g = "ABCDEFGHIJKLMNOPQRSTUVWXYZ".index(str(v).strip().upper())
             elif gm == "ids":
-                g = frozenset(int(x) for x in str(v).split(","))
+                g = frozenset(int(x) for x in str(v).split(",") if x.strip())
+            elif gm == "text":  # the gold is the text of the right option
+                hits = [i for i, t in enumerate(options) if t == " ".join(str(v).split())]
+                if len(hits) != 1:
+                    raise ValueError(f"{len(hits)} options have this text")
+                g = hits[0]
             else:
                 raise ValueError(f"unknown gold_map {gm!r}")
         except (KeyError, ValueError) as e:
             raise ValueError(f"{self.id} item {item_id}: gold {v!r} is not valid ({e})") from None
         bad = [x for x in (g if isinstance(g, frozenset) else (g,)) if not 0 <= x < n]
-        if bad or (self.multi != isinstance(g, frozenset)) or g == frozenset():
+        if bad or (self.multi != isinstance(g, frozenset)) or (g == frozenset() and not self.none_option):
             raise ValueError(f"{self.id} item {item_id}: gold {v!r} does not name an option")
         return g
 
     def _check_label_list(self, path: Path) -> None:
         if not path.is_file():
-            raise ValueError(f"{self.id}: label list {path} is missing")
+            raise DataMissing(f"{self.id}: label list {path} is missing")
         found = read_label_list(path)
         if found != self.labels:
             raise ValueError(f"{self.id}: {path} lists {found}, the adapter expects {self.labels}")

@@ -33,3 +33,20 @@ def instruction(language: str, multi: bool, answer_with: str, numeric_codes: boo
         return INSTRUCTIONS[key]
     except KeyError:
         raise ValueError(f"no answer instruction for language {language!r}") from None
+
+
+# Free-text answers (benchmark/freetext.py): (language, mode) -> sentence; mode is
+# "span" (a short answer after a marker, read from its line) or "summary" (the whole reply).
+TEXT_INSTRUCTIONS: dict[tuple[str, str], str] = {
+    ("en", "span"): "Give only the answer itself, in the form `Answer: text`.",
+    ("en", "summary"): "Write only the summary itself, without a title or any preamble.",
+    ("zh", "span"): "请只给出答案本身，格式为“答案：……”。",
+    ("zh", "summary"): "请只输出摘要正文，不要加标题或任何说明。",
+}
+
+
+def text_instruction(language: str, mode: str) -> str:
+    try:
+        return TEXT_INSTRUCTIONS[(language, mode)]
+    except KeyError:
+        raise ValueError(f"no free-text answer instruction for language {language!r}, mode {mode!r}") from None

@@ -182,10 +182,10 @@ class _Parser:
         self.ids[v] = where
         return v
 
-    def children(self, where: str, table: dict[str, Any], key: str) -> list[Any]:
+    def children(self, where: str, table: dict[str, Any], key: str, header: str) -> list[Any]:
         kids = table.get(key)
         if not isinstance(kids, list) or not kids:
-            raise self.fail(where, f"needs at least one [[...{key}]] entry")
+            raise self.fail(where, f"needs at least one [[{header}]] entry")
         return kids
 
     def suite(self, doc: dict[str, Any]) -> Suite:
@@ -199,9 +199,8 @@ class _Parser:
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise self.fail(f"[suite].{k}", f"expected a non-negative integer, got {v!r}")
         decl = self.declared_datasets(doc.get("datasets"))
-        abilities = tuple(
-            self.ability(f"ability[{i}]", a, decl) for i, a in enumerate(self.children("top level", doc, "ability"))
-        )
+        top = self.children("top level", doc, "ability", "ability")
+        abilities = tuple(self.ability(f"ability[{i}]", a, decl) for i, a in enumerate(top))
         gate, tau, missing, difficulty = self.scoring(doc.get("scoring", {}), abilities)
         # A main ability without a weight weighs 1; the gate keeps None.
         abilities = tuple(
@@ -228,6 +227,8 @@ class _Parser:
         )
 
     def declared_datasets(self, table: Any) -> dict[str, DatasetSpec]:
+        if isinstance(table, list):
+            raise self.fail("[[datasets]]", 'datasets are declared as a table: [datasets] then id = "Name" lines')
         if not isinstance(table, dict) or not table:
             raise self.fail("[datasets]", "missing: declare every dataset id the tasks use")
         out = {}
@@ -288,20 +289,28 @@ class _Parser:
         where = f"ability[{aid}]"
         subs = tuple(
             self.sub_ability(f"{where}.sub_ability[{i}]", s, decl)
-            for i, s in enumerate(self.children(where, a, "sub_ability"))
+            for i, s in enumerate(self.children(where, a, "sub_ability", "ability.sub_ability"))
         )
         w = self.weight(f"{where}.weight", a["weight"]) if "weight" in a else None
         return Ability(
-            aid, self.text(f"{where}.name", a.get("name", aid)), subs, w, self.text(f"{where}.group", a.get("group", ""))
+            aid,
+            self.text(f"{where}.name", a.get("name", aid)),
+            subs,
+            w,
+            self.text(f"{where}.group", a.get("group", "")),
         )
 
     def sub_ability(self, where: str, s: Any, decl: dict[str, DatasetSpec]) -> SubAbility:
         s = self.keys(where, s, {"id", "name", "weight", "task"})
         sid = self.node_id(where, s)
         where = f"{where.rsplit('.', 1)[0]}.sub_ability[{sid}]"
-        tasks = tuple(self.task(f"{where}.task[{i}]", t, decl) for i, t in enumerate(self.children(where, s, "task")))
+        kids = self.children(where, s, "task", "ability.sub_ability.task")
+        tasks = tuple(self.task(f"{where}.task[{i}]", t, decl) for i, t in enumerate(kids))
         return SubAbility(
-            sid, self.text(f"{where}.name", s.get("name", sid)), tasks, self.weight(f"{where}.weight", s.get("weight", 1))
+            sid,
+            self.text(f"{where}.name", s.get("name", sid)),
+            tasks,
+            self.weight(f"{where}.weight", s.get("weight", 1)),
         )
 
     def task(self, where: str, t: Any, decl: dict[str, DatasetSpec]) -> Task:

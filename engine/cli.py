@@ -26,15 +26,25 @@ def _sweep_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-mixed", action="store_true",
                    help="resume even if stored rows were made with another prompt or scorer version")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--estimate", action="store_true",
+                   help="print items, estimated tokens and cost per model, call nothing")
+    p.add_argument("--budget", type=float, metavar="USD",
+                   help="stop dispatching new items once the spend (priced models) reaches USD")
 
 
 def _run_sweep(args: argparse.Namespace) -> int:
     from engine.sweep import SweepOptions, sweep
 
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets else None
-    result = sweep(SweepOptions(models_path=args.models, db=args.db, data_dir=args.data_dir, suite=args.suite,
-                                datasets=datasets, limit=args.limit, fresh=args.fresh, quiet=args.quiet,
-                                allow_mixed=args.allow_mixed))
+    opts = SweepOptions(models_path=args.models, db=args.db, data_dir=args.data_dir, suite=args.suite,
+                        datasets=datasets, limit=args.limit, fresh=args.fresh, quiet=args.quiet,
+                        allow_mixed=args.allow_mixed, budget_usd=args.budget)
+    if args.estimate:
+        from engine.estimate import estimate, print_estimate
+
+        print_estimate(estimate(opts))
+        return 0
+    result = sweep(opts)
     if not args.quiet:
         from engine.summary import print_dataset_scores
 

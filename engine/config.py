@@ -12,9 +12,11 @@ from urllib.parse import urlparse
 import msgspec
 
 from engine.errors import UserError
+from providers.registry import DEFAULT_BASE_URLS, PROVIDERS
 
-PROVIDERS = ("openai",)
-DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1"}
+# The version segment an OpenAI-compatible base_url ends with: /v1 (OpenAI,
+# DeepSeek, DashScope compatible-mode), /api/v3 (Ark), /api/paas/v4 (GLM), /v2 (Qianfan).
+_VERSION_SEGMENT = re.compile(r"/v\d+[a-z0-9]*$")
 
 
 class Account(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -22,6 +24,20 @@ class Account(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=T
 
     rpm: float | None = None
     tpm: float | None = None
+    # Requests in flight over all the account's models (adaptive, like a model's own).
+    max_concurrency: int | None = None
+
+
+class Price(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """USD per million tokens, as the vendor lists it (convert CNY prices)."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
+        if input_tokens is None and output_tokens is None:
+            return None
+        return ((input_tokens or 0) * self.input_per_mtok + (output_tokens or 0) * self.output_per_mtok) / 1e6
 
 
 class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -32,6 +48,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     api_key_env: str | None = None
     account: str | None = None  # share the rpm/tpm of [accounts.NAME]
     max_concurrency: int = 16
+    adaptive: bool = True  # halve concurrency when throttled (429), grow it back by one per window of successes
     rpm: float | None = None  # this model's own limits (on top of its account's)
     tpm: float | None = None
     timeout_s: float = 120.0
@@ -44,6 +61,10 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     seed: int | None = None
     stop: list[str] | None = None
     extra_body: dict[str, Any] = {}
+    # OpenAI reasoning models (o1/o3/o4/gpt-5 are detected by name): send
+    # max_completion_tokens, and no temperature/top_p/stop, which they refuse.
+    reasoning: bool | None = None
+    price: Price | None = None  # cost per item = reported tokens x price
     # Free description kept with the results: institution, open_source, params_b, family ...
     metadata: dict[str, Any] = {}
 
@@ -57,12 +78,29 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     def api_key(self) -> str | None:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
 
+    def missing_key(self) -> str | None:
+        """Why this model cannot be called (its key's variable is unset), or None."""
+        if self.api_key_env and not os.environ.get(self.api_key_env):
+            return f"environment variable {self.api_key_env} is not set"
+        return None
+
 
 class ModelsFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     models: list[ModelConfig]
     accounts: dict[str, Account] = {}
     # CompactBench's own section (targets, compactors); typed and validated by engine.compactbench.
     compactbench: dict[str, Any] = {}
+
+    def runnable(self) -> tuple[list[ModelConfig], list[tuple[ModelConfig, str]]]:
+        """(models whose key is available, [(model, why it is skipped)])."""
+        ok, skipped = [], []
+        for m in self.models:
+            why = m.missing_key()
+            if why:
+                skipped.append((m, why))
+            else:
+                ok.append(m)
+        return ok, skipped
 
 
 _MODEL_FIELDS = set(ModelConfig.__struct_fields__)
@@ -84,6 +122,12 @@ def _where(path: Path, doc: dict, msg: str) -> str:
 
 
 def load_models(path: str | Path, *, check_env: bool = True) -> ModelsFile:
+    """Parse and validate a models file.
+
+    A model whose API key variable is unset is valid (``runnable()`` tells the
+    sweep to skip it with a warning); with ``check_env``, a file where no model
+    has its key is an error.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -128,10 +172,18 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
         parsed = urlparse(url or "")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise UserError(f"{where}: base_url {url!r} is not an http(s) URL")
-        if m.provider == "openai" and not parsed.path.rstrip("/").endswith("/v1"):
+        url_path = parsed.path.rstrip("/")
+        if m.provider == "openai" and not _VERSION_SEGMENT.search(url_path):
             raise UserError(f"{where}: base_url {url!r} must include the API version path, e.g. .../v1")
+        if m.provider in ("anthropic", "gemini") and re.search(r"/v1(beta)?$", url_path):
+            raise UserError(f"{where}: base_url {url!r} is the API root, without {url_path.rsplit('/', 1)[1]}: "
+                            "the adapter appends the documented path")
         if m.max_concurrency < 1:
             raise UserError(f"{where}: max_concurrency must be >= 1")
+        if m.price is not None and (m.price.input_per_mtok < 0 or m.price.output_per_mtok < 0):
+            raise UserError(f"{where}: price: per-million-token prices must be >= 0")
+        if m.reasoning is not None and m.provider != "openai":
+            raise UserError(f"{where}: reasoning applies to provider 'openai' only")
         for key in ("rpm", "tpm", "timeout_s", "backoff_s"):
             v = getattr(m, key)
             if v is not None and v <= 0:
@@ -140,13 +192,19 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
             raise UserError(f"{where}: max_retries must be >= 0")
         if m.account is not None and m.account not in cfg.accounts:
             raise UserError(f"{where}: account {m.account!r} is not defined in [accounts]")
-        if check_env and m.api_key_env and not os.environ.get(m.api_key_env):
-            raise UserError(f"{where}: api_key_env: environment variable {m.api_key_env} is not set")
+        if m.api_key_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", m.api_key_env):
+            raise UserError(f"{where}: api_key_env {m.api_key_env!r} is not an environment variable name "
+                            "(it names the variable; the key itself never goes in this file)")
     for name, acc in cfg.accounts.items():
-        for key in ("rpm", "tpm"):
+        for key in ("rpm", "tpm", "max_concurrency"):
             v = getattr(acc, key)
             if v is not None and v <= 0:
                 raise UserError(f"{path}: accounts.{name}.{key} must be > 0")
+    if check_env:
+        runnable, skipped = cfg.runnable()
+        if not runnable:
+            names = sorted({m.api_key_env for m, _ in skipped if m.api_key_env})
+            raise UserError(f"{path}: no model can run: none of its API keys is set (set {', '.join(names)})")
 
 
 def base_url(m: ModelConfig) -> str:

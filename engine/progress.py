@@ -12,13 +12,17 @@ from rich.progress import Progress as RichProgress
 
 
 class _Counter:
-    __slots__ = ("done", "errors", "total", "start_done", "t0")
+    __slots__ = ("done", "errors", "total", "start_done", "t0", "t_last")
 
     def __init__(self, total: int, done: int):
-        self.total, self.done, self.errors, self.start_done, self.t0 = total, done, 0, done, time.monotonic()
+        self.total, self.done, self.errors, self.start_done = total, done, 0, done
+        self.t0 = self.t_last = time.monotonic()
 
     def rate(self) -> float:
-        dt = time.monotonic() - self.t0
+        # Up to the lane's last item once it is finished: a lane done early
+        # keeps its own rate instead of decaying while slower lanes run.
+        end = self.t_last if self.done >= self.total else time.monotonic()
+        dt = end - self.t0
         return (self.done - self.start_done) / dt if dt > 0 else 0.0
 
 
@@ -38,6 +42,8 @@ class Progress:
     def advance(self, model: str, ok: bool) -> None:
         c = self.counters[model]
         c.done += 1
+        if c.done >= c.total:
+            c.t_last = time.monotonic()
         if not ok:
             c.errors += 1
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -64,13 +65,17 @@ def leaderboard_table(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) ->
         (r["model"], r["ability"]): r
         for r in _rows(con, "SELECT * FROM ability_scores WHERE suite = ? AND version = ?", suite)
     }
-    table = Table(title=escape(f"{meta['title']} — {suite[0]} {suite[1]}"), title_justify="left")
+    table = Table(title=escape(f"{meta['title']} — {suite[0]} {suite[1]}"), title_justify="left",
+                  box=box.SIMPLE_HEAD)
     table.add_column("Rank", justify="right")
-    table.add_column("Model")
+    table.add_column("Model", overflow="fold")  # a long model name wraps, never loses characters
     table.add_column("Overall", justify="right")
+    # A group shared by several abilities is a heading, as "Core Ability" is in Table 4.
+    shared = {g for g in (a["grp"] for a in abilities) if g and sum(a["grp"] == g for a in abilities) > 1}
     for a in abilities:
-        label = a["name"] + (f"\n({a['grp']})" if a["grp"] and a["grp"] != a["name"].split()[0] else "")
-        table.add_column(escape(label), justify="right")
+        label = a["name"] + (f"\n({a['grp']})" if a["grp"] in shared else "")
+        # headers wrap at words, so a long model name keeps the room
+        table.add_column(escape(label), justify="right", max_width=max(6, *(len(w) for w in label.split())))
     table.add_column("Coverage", justify="right")
     notes: list[str] = []
     ranked = [r for r in board if r["rank"] is not None]
@@ -252,7 +257,8 @@ def report_main(argv: list[str]) -> int:
     try:
         suite = open_suite(con, args.suite, reload=args.reload)
         for p in _rows(con, "SELECT * FROM suite_method_problems WHERE suite = ? AND version = ?", suite):
-            console.print(f"[yellow]warning:[/] {escape(p['dataset'])} method {escape(p['method'])}: {escape(p['problem'])}")
+            msg = f"{p['dataset']} method {p['method']}: {p['problem']}"
+            console.print(f"[yellow]warning:[/] {escape(msg)}")
         if args.model:
             head, root = drilldown(con, suite, args.model)
             console.print(render_tree(head, root, suite))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import traceback
 from datetime import datetime, timezone
-from typing import Iterator
+from typing import Any, Iterator
 
 import anyio
 
@@ -12,23 +12,71 @@ from engine.plan import Work
 from engine.progress import Progress
 from providers.base import Provider
 from providers.errors import ProviderError
+from providers.http import DEFAULT_MAX_OUTPUT
 from store.writer import ResultRow, Writer
 
 
 class Stamps:
-    """What every row of this run carries besides its result."""
+    """What every row of this model's run carries besides its result."""
 
-    def __init__(self, suite_version: str, prompt_hash: dict[str, str]):
+    def __init__(self, suite_version: str, prompt_hash: dict[str, str], *, run_id: str | None = None,
+                 price: Any = None, max_output: int | None = None):
         self.suite_version = suite_version
         self.prompt_hash = prompt_hash  # per dataset, for this model
+        self.run_id = run_id
+        self.price = price  # engine.config.Price or None
+        self.max_output = max_output or DEFAULT_MAX_OUTPUT  # for cost estimates
+
+
+class Budget:
+    """A spending cap over the whole sweep (all lanes share one; single event loop, no lock).
+
+    Before an item is dispatched its cost is reserved at an upper bound (the
+    prompt's estimated tokens, and max_tokens of output); when it returns the
+    reservation is replaced by the cost the API's usage implies. Dispatching
+    stops for good once the next item could take the spend past the cap, so
+    the cap is not crossed unless a model answers longer than max_tokens.
+    """
+
+    def __init__(self, limit_usd: float):
+        self.limit = limit_usd
+        self.spent = 0.0
+        self.reserved = 0.0
+        self.stopped = False
+
+    def reserve(self, est: float) -> bool:
+        if self.stopped or self.spent + self.reserved + est > self.limit:
+            self.stopped = True
+            return False
+        self.reserved += est
+        return True
+
+    def settle(self, est: float, actual: float | None) -> None:
+        self.reserved -= est
+        self.spent += actual or 0.0
+
+
+def estimate_cost(w: Work, stamps: Stamps) -> float:
+    """Upper-bound cost of one item: prompt bytes / 3 tokens in, max_tokens out."""
+    if stamps.price is None:
+        return 0.0
+    est_in = sum(len(m.content.encode()) for m in w.item.messages) // 3
+    return stamps.price.cost(est_in, stamps.max_output) or 0.0
 
 
 async def run_lane(model: str, provider: Provider, work: Iterator[Work], concurrency: int,
-                   writer: Writer, stamps: Stamps, progress: Progress) -> None:
+                   writer: Writer, stamps: Stamps, progress: Progress, budget: Budget | None = None) -> None:
     async def worker() -> None:
         # Workers share one generator; it never awaits, so `next` cannot interleave.
         for w in work:
-            row = await evaluate(model, provider, w, stamps)
+            if budget is None:
+                row = await evaluate(model, provider, w, stamps)
+            else:
+                est = estimate_cost(w, stamps)
+                if not budget.reserve(est):
+                    return  # the item stays pending: a later run asks it
+                row = await evaluate(model, provider, w, stamps)
+                budget.settle(est, row.cost_usd)
             await writer.put(row)
             progress.advance(model, ok=row.status == "ok")
 
@@ -43,7 +91,7 @@ async def evaluate(model: str, provider: Provider, w: Work, stamps: Stamps) -> R
     started = datetime.now(timezone.utc)
     base = dict(model=model, dataset=ds.id, item_id=item.id, sample=w.sample, gold=item.gold,
                 prompt_hash=stamps.prompt_hash[ds.id], suite_version=stamps.suite_version,
-                scorer_version=ds.scorer_version, started_at=started)
+                scorer_version=ds.scorer_version, started_at=started, run_id=stamps.run_id)
     try:
         res = await provider.chat(item.messages)
     except ProviderError as e:
@@ -51,10 +99,13 @@ async def evaluate(model: str, provider: Provider, w: Work, stamps: Stamps) -> R
                          attempts=e.attempts, response=None, prediction=None, score=None, measures=None,
                          latency_ms=None, input_tokens=None, output_tokens=None, model_version=None,
                          finished_at=datetime.now(timezone.utc))
+    price = stamps.price
     call = dict(attempts=res.attempts, response=res.text, latency_ms=res.latency_ms,
                 input_tokens=res.input_tokens, output_tokens=res.output_tokens,
-                model_version=res.model_version)
+                model_version=res.model_version, finish_reason=res.finish_reason, blocked=res.blocked,
+                cost_usd=price.cost(res.input_tokens, res.output_tokens) if price is not None else None)
     try:
+        # A refusal or safety block has empty text: the scorer sees no answer (unparsed).
         scored = ds.score(item, res.text)
     except Exception as e:  # noqa: BLE001 - a scorer bug must not cost the answer: store it, retry on resume
         detail = "".join(traceback.format_exception_only(type(e), e)).strip()

@@ -159,7 +159,8 @@ def _throttle_lines(limits: dict[str, Limits]) -> list[str]:
     out = []
     for name, lim in limits.items():
         if lim.throttled:
-            out.append(f"{name}: rate-limited {lim.throttled} time(s) (429); concurrency now {lim.concurrency}")
+            now = f"; concurrency now {lim.concurrency}" if lim.concurrency is not None else ""
+            out.append(f"{name}: rate-limited {lim.throttled} time(s) (429){now}")
     return out
 
 

@@ -15,6 +15,11 @@ class ChatResult(msgspec.Struct):
     finish_reason: str | None = None
     attempts: int = 1
     latency_ms: float = 0.0
+    # Set when the model or the vendor's filter declined to answer: 'refusal',
+    # 'content_filter', 'prompt:SAFETY', 'SAFETY', 'sensitive' ... The text is
+    # then empty. An answer, not an error: it is stored (status 'ok'), scored
+    # like any unparseable answer, and never retried.
+    blocked: str | None = None
 
 
 class Provider(Protocol):

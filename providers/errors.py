@@ -1,4 +1,10 @@
-"""Error classification, in one place. The retry mechanics read only ``ErrorClass``."""
+"""Error classification, in one place. The retry mechanics read only ``ErrorClass``.
+
+Every wire adapter hands its non-200 answers and client-side failures here:
+which statuses are retried, which 429s mean "quota gone", how each vendor's
+error body reads, and which 4xx bodies are really a vendor's safety block (an
+answer, recorded as such, not an error).
+"""
 
 from __future__ import annotations
 
@@ -6,13 +12,15 @@ import asyncio
 import email.utils
 import time
 from enum import StrEnum
+from typing import Any, Mapping
 
 import aiohttp
+import orjson
 
 
 class ErrorClass(StrEnum):
     RATE_LIMIT = "rate_limit"  # retry after the server's Retry-After or a backoff
-    TRANSIENT = "transient"  # 5xx, timeouts, dropped connections, malformed bodies: retry
+    TRANSIENT = "transient"  # 5xx, 529, timeouts, dropped connections, malformed bodies: retry
     PERMANENT = "permanent"  # other 4xx, exhausted quota, auth: never retry
 
     @property
@@ -34,14 +42,18 @@ class ProviderError(Exception):
         return f"{prefix}{self.args[0]}"
 
 
-# Error codes that arrive with 429 but mean "stop": waiting will not help.
-_QUOTA_MARKERS = ("insufficient_quota", "quota_exceeded", "billing_hard_limit", "RESOURCE_EXHAUSTED_QUOTA")
+# Codes that arrive with 429 but mean "stop": waiting will not help.
+#  OpenAI: insufficient_quota / billing_hard_limit; Google: a per-day quota
+#  (its QuotaFailure names e.g. GenerateRequestsPerDayPerProjectPerModel);
+#  Zhipu GLM: 1113 (account in arrears).
+_QUOTA_MARKERS = ("insufficient_quota", "quota_exceeded", "billing_hard_limit", "RESOURCE_EXHAUSTED_QUOTA",
+                  "PerDay", '"1113"')
 
 
 def classify_status(status: int, body: str) -> ErrorClass:
     if status == 429:
         return ErrorClass.PERMANENT if any(m in body for m in _QUOTA_MARKERS) else ErrorClass.RATE_LIMIT
-    if status in (408, 409, 425) or status >= 500:  # 529 (Anthropic overloaded) included
+    if status in (408, 409, 425) or status >= 500:  # 529 (Anthropic overloaded_error) included
         return ErrorClass.TRANSIENT
     return ErrorClass.PERMANENT
 
@@ -59,6 +71,62 @@ def classify_exception(exc: BaseException) -> ProviderError:
     raise exc  # a bug of ours, not a provider failure: let it surface
 
 
+def malformed(raw: bytes) -> ProviderError:
+    """A 200 whose body is not what the API documents: a proxy hiccup, retried."""
+    return ProviderError(ErrorClass.TRANSIENT, f"malformed response body: {raw[:200]!r}")
+
+
+def _error_object(text: str) -> dict[str, Any] | None:
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    err = doc.get("error") if isinstance(doc, dict) else None
+    return err if isinstance(err, dict) else None
+
+
+def error_message(text: str) -> str:
+    """The API's own message from any of the error shapes we speak.
+
+    OpenAI-compatible ``{"error": {"message", "type", "code"}}``, Anthropic
+    ``{"type": "error", "error": {"type", "message"}}`` and Google
+    ``{"error": {"code", "message", "status"}}`` all nest under ``error``.
+    """
+    err = _error_object(text)
+    if err is None:
+        return text[:500] or "(empty body)"
+    label = err.get("status") or err.get("code") or err.get("type") or ""
+    parts = [str(err.get("message", "")).strip(), str(label)]
+    return " ".join(p for p in parts if p)[:500] or text[:500]
+
+
+# 4xx bodies that are a vendor's content filter refusing the prompt or the
+# answer. They are answers (the model will not say more on a retry), so they
+# are recorded as a blocked outcome, never as an error that resume re-asks.
+_SAFETY_CODES = {
+    "data_inspection_failed": "data_inspection_failed",  # Alibaba DashScope (Qwen)
+    "1301": "sensitive",  # Zhipu GLM: "contentFilter" with error code 1301
+    "content_filter": "content_filter",  # Azure OpenAI prompt filter
+    "content_policy_violation": "content_filter",
+}
+
+
+def safety_block(status: int, text: str) -> str | None:
+    """The block reason when an error body is a documented safety block, else None."""
+    if status != 400:
+        return None
+    err = _error_object(text)
+    if err is None:
+        return None
+    for key in ("code", "type"):
+        code = str(err.get(key) or "")
+        if code in _SAFETY_CODES:
+            return _SAFETY_CODES[code]
+        if "SensitiveContentDetected" in code:  # Volcengine Ark (Doubao): Input/OutputText...
+            return "sensitive"
+    return None
+
+
 def parse_retry_after(value: str | None) -> float | None:
     """Retry-After is either delta-seconds or an HTTP date."""
     if not value:
@@ -72,3 +140,26 @@ def parse_retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def retry_after(headers: Mapping[str, str], body: str = "") -> float | None:
+    """Seconds to wait from a 429/5xx: OpenAI's precise ``retry-after-ms``, then
+    Retry-After, then Google's ``RetryInfo.retryDelay`` in the error body (the
+    Gemini API sends no header)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    wait = parse_retry_after(headers.get("Retry-After"))
+    if wait is None and "retryDelay" in body:
+        err = _error_object(body) or {}
+        for detail in err.get("details") or ():
+            delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+            if isinstance(delay, str) and delay.endswith("s"):
+                try:
+                    return max(0.0, float(delay[:-1]))
+                except ValueError:
+                    pass
+    return wait

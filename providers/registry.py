@@ -4,18 +4,35 @@ from __future__ import annotations
 
 from typing import Any
 
+from providers.anthropic import AnthropicChat
 from providers.base import Provider
+from providers.gemini import GeminiChat
 from providers.limits import Limits
 from providers.openai import OpenAIChat
 
-PROVIDERS = ("openai",)
+# provider name -> (adapter, default base_url). base_url is the API root for
+# anthropic and gemini (the adapter appends the documented path) and includes
+# the version path for OpenAI-compatible endpoints (vendors put it in
+# different places: /v1, /api/v3, /api/paas/v4, /v2).
+ADAPTERS = {
+    "openai": (OpenAIChat, "https://api.openai.com/v1"),
+    "anthropic": (AnthropicChat, "https://api.anthropic.com"),
+    "gemini": (GeminiChat, "https://generativelanguage.googleapis.com"),
+}
+PROVIDERS = tuple(ADAPTERS)
+DEFAULT_BASE_URLS = {name: url for name, (_, url) in ADAPTERS.items()}
 
 
 def make_provider(provider: str, *, base_url: str, model: str, api_key: str | None,
                   generation: dict[str, Any], limits: Limits, timeout_s: float,
-                  max_retries: int, max_connections: int, backoff_base_s: float = 1.0) -> Provider:
+                  max_retries: int, max_connections: int, backoff_base_s: float = 1.0,
+                  reasoning: bool | None = None) -> Provider:
+    if provider not in ADAPTERS:
+        raise ValueError(f"unknown provider {provider!r}")
+    cls = ADAPTERS[provider][0]
+    kwargs: dict[str, Any] = dict(base_url=base_url, model=model, api_key=api_key, generation=generation,
+                                  limits=limits, timeout_s=timeout_s, max_retries=max_retries,
+                                  max_connections=max_connections, backoff_base_s=backoff_base_s)
     if provider == "openai":
-        return OpenAIChat(base_url=base_url, model=model, api_key=api_key, generation=generation,
-                          limits=limits, timeout_s=timeout_s, max_retries=max_retries,
-                          max_connections=max_connections, backoff_base_s=backoff_base_s)
-    raise ValueError(f"unknown provider {provider!r}")
+        kwargs["reasoning"] = reasoning
+    return cls(**kwargs)

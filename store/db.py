@@ -35,3 +35,4 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     from store.views import ensure_views
 
     ensure_views(con)
+    con.execute((Path(__file__).parent / "costs.sql").read_text(encoding="utf-8"))

@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 
 from benchmark.suite import SuiteError
-from store.suite_tables import open_suite
+from store.suite_tables import insert_rows, open_suite
 from store.db import StoreError, connect
 from store.views import ensure_views
 
@@ -95,10 +95,7 @@ def import_scores(
     now = datetime.now(timezone.utc)
     con.execute("BEGIN TRANSACTION")
     try:
-        con.executemany(
-            "INSERT OR REPLACE INTO external_scores VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(name, m, d, s, override, str(path), now) for m, d, s in rows],
-        )
+        insert_rows(con, "external_scores", [(name, m, d, s, override, str(path), now) for m, d, s in rows])
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")

@@ -7,8 +7,8 @@ CREATE TABLE IF NOT EXISTS results (
     dataset        VARCHAR NOT NULL,   -- dataset id, e.g. 'sst2'
     item_id        VARCHAR NOT NULL,   -- stable id inside the dataset
     sample         INTEGER NOT NULL,   -- 0 unless a dataset asks for repeated samples
-    status         VARCHAR NOT NULL,   -- 'ok' | 'error'
-    error_class    VARCHAR,            -- 'rate_limit' | 'transient' | 'permanent' | 'refusal' (error rows)
+    status         VARCHAR NOT NULL,   -- 'ok' | 'error' (a refusal or safety block is 'ok': see `blocked`)
+    error_class    VARCHAR,            -- 'rate_limit' | 'transient' | 'permanent' | 'scorer' (error rows)
     error          VARCHAR,            -- message, never containing a secret
     attempts       INTEGER NOT NULL,   -- HTTP attempts spent on this row, summed over runs
     response       VARCHAR,            -- raw model text
@@ -25,8 +25,20 @@ CREATE TABLE IF NOT EXISTS results (
     scorer_version VARCHAR,
     started_at     TIMESTAMPTZ,
     finished_at    TIMESTAMPTZ,
+    finish_reason  VARCHAR,            -- as the API reported it (stop, length, end_turn, STOP, SAFETY ...)
+    blocked        VARCHAR,            -- set when the model refused or a safety filter blocked the answer:
+                                       -- 'refusal', 'content_filter', 'prompt:SAFETY', 'SAFETY', 'sensitive' ...
+                                       -- (response is then empty and scored as unparsed; never retried)
+    cost_usd       DOUBLE,             -- input/output tokens x the model's price in models.toml (NULL: no price)
+    run_id         VARCHAR,            -- the sweep (runs.run_id) that produced this row
     PRIMARY KEY (model, dataset, item_id, sample)
 );
+
+-- Files made before these columns existed get them (appended, in this order).
+ALTER TABLE results ADD COLUMN IF NOT EXISTS finish_reason VARCHAR;
+ALTER TABLE results ADD COLUMN IF NOT EXISTS blocked VARCHAR;
+ALTER TABLE results ADD COLUMN IF NOT EXISTS cost_usd DOUBLE;
+ALTER TABLE results ADD COLUMN IF NOT EXISTS run_id VARCHAR;
 
 -- What each model is, as models.toml described it (secrets never stored).
 CREATE TABLE IF NOT EXISTS models (

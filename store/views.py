@@ -10,9 +10,10 @@ from store.suite_tables import ensure_suite_tables
 
 _HERE = Path(__file__).parent
 VIEW_NAMES = (
+    "dataset_item_stats",
+    "dataset_coverage",
     "metric_inputs",
     "metric_values",
-    "dataset_coverage",
     "suite_methods_resolved",
     "method_scores",
     "dataset_scores",

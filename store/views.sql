@@ -12,6 +12,25 @@
 -- `coverage` is the weighted share of the child weight planned by the suite
 -- that has data, carried up from item coverage at the leaves.
 
+-- Per (model, dataset), whatever the suite: one pass over results for the counts
+-- and for the mean of the score column, which is what most metrics are (accuracy):
+-- metric_values takes those from here and sends only the other metrics through
+-- the per-item CASE/JSON path, which costs several times more per row.
+CREATE OR REPLACE VIEW dataset_item_stats AS
+SELECT model, dataset,
+       count(*) AS n_items,
+       count(*) FILTER (WHERE status = 'ok') AS n_ok,
+       count(*) FILTER (WHERE status = 'error') AS n_error,
+       count(*) FILTER (WHERE status = 'ok' AND prediction IS NULL) AS n_unparsed,
+       avg(score) FILTER (WHERE status = 'ok') AS mean_score
+FROM results
+GROUP BY model, dataset;
+
+-- Coverage per (model, dataset): stored rows versus rows that succeeded.
+CREATE OR REPLACE VIEW dataset_coverage AS
+SELECT model, dataset, n_items, n_ok, n_error, n_unparsed, n_ok / n_items AS coverage
+FROM dataset_item_stats;
+
 -- Per-item values feeding each metric (only `ok` rows: an error is not a wrong answer).
 -- The CASEs read the score column directly when the metric names it, and skip
 -- an unused b/c without touching JSON: JSON extraction is the costly part.
@@ -22,13 +41,19 @@ SELECT r.model, r.dataset, d.metric, d.kind, d.is_primary,
        CASE WHEN d.b IS NULL THEN NULL WHEN d.b = 'score' THEN r.score
             ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.b) AS DOUBLE) END AS b,
        CASE WHEN d.c IS NULL THEN NULL WHEN d.c = 'score' THEN r.score
-            ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.c) AS DOUBLE) END AS c
+            ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.c) AS DOUBLE) END AS c,
+       d.a AS a_source
 FROM results r JOIN dataset_metrics d ON d.dataset = r.dataset
 WHERE r.status = 'ok';
 
 -- One value per (model, dataset, metric), on the metric's own scale (0..1 for ratios).
--- New aggregate kinds go here as one more WHEN.
+-- New aggregate kinds go in the CASE of the second branch as one more WHEN; the
+-- first branch is only a shortcut for kind 'mean' over the score column.
 CREATE OR REPLACE VIEW metric_values AS
+SELECT s.model, s.dataset, d.metric, d.is_primary, s.n_ok AS n, s.mean_score AS value
+FROM dataset_item_stats s JOIN dataset_metrics d ON d.dataset = s.dataset
+WHERE d.kind = 'mean' AND d.a = 'score' AND s.n_ok > 0
+UNION ALL
 SELECT model, dataset, metric, any_value(is_primary) AS is_primary, count(*) AS n,
        CASE any_value(kind)
            WHEN 'mean' THEN avg(a)
@@ -44,20 +69,12 @@ SELECT model, dataset, metric, any_value(is_primary) AS is_primary, count(*) AS 
            WHEN 'macro_f1' THEN avg(CASE WHEN any_value(kind) = 'label_f1'
                                          THEN 2 * sum(a) / nullif(2 * sum(a) + sum(b) + sum(c), 0) END)
                                 OVER (PARTITION BY model, dataset)
+           -- StereoSet ICAT = lms * min(ss, 1 - ss) / 0.5 = 2 * min(stereo, anti) / answered (a, b, c).
+           WHEN 'icat' THEN 2 * least(sum(a), sum(b)) / nullif(sum(c), 0)
        END AS value
 FROM metric_inputs
+WHERE NOT (kind = 'mean' AND a_source = 'score')
 GROUP BY model, dataset, metric;
-
--- Coverage per (model, dataset), whatever the suite: stored rows versus rows that succeeded.
-CREATE OR REPLACE VIEW dataset_coverage AS
-SELECT model, dataset,
-       count(*) AS n_items,
-       count(*) FILTER (WHERE status = 'ok') AS n_ok,
-       count(*) FILTER (WHERE status = 'error') AS n_error,
-       count(*) FILTER (WHERE status = 'ok' AND prediction IS NULL) AS n_unparsed,
-       count(*) FILTER (WHERE status = 'ok') / count(*) AS coverage
-FROM results
-GROUP BY model, dataset;
 
 -- Each suite method with its concrete metric (NULL metric = the dataset's primary one).
 CREATE OR REPLACE VIEW suite_methods_resolved AS
@@ -182,25 +199,25 @@ WITH planned AS (
     SELECT p.suite, p.version, p.sub_ability, sum(d.weight) AS w
     FROM planned p JOIN suite_difficulty d ON d.suite = p.suite AND d.version = p.version AND d.levels = p.levels
     GROUP BY ALL
-), present AS (
-    SELECT suite, version, model, sub_ability,
-           concat(CASE WHEN bool_or(level = 'L' AND score IS NOT NULL) THEN 'L' ELSE '' END,
-                  CASE WHEN bool_or(level = 'M' AND score IS NOT NULL) THEN 'M' ELSE '' END,
-                  CASE WHEN bool_or(level = 'H' AND score IS NOT NULL) THEN 'H' ELSE '' END) AS levels
-    FROM level_scores GROUP BY ALL
+), levels AS (
+    -- the set of levels with a score, by a window so level_scores is computed once
+    SELECT *,
+           concat(CASE WHEN bool_or(level = 'L' AND score IS NOT NULL) OVER w THEN 'L' ELSE '' END,
+                  CASE WHEN bool_or(level = 'M' AND score IS NOT NULL) OVER w THEN 'M' ELSE '' END,
+                  CASE WHEN bool_or(level = 'H' AND score IS NOT NULL) OVER w THEN 'H' ELSE '' END) AS present
+    FROM level_scores
+    WINDOW w AS (PARTITION BY suite, version, model, sub_ability)
 )
 SELECT l.suite, l.version, l.model, l.sub_ability, any_value(pl.weight) AS weight,
        sum(wk.weight * l.score) / nullif(sum(wk.weight) FILTER (WHERE l.score IS NOT NULL), 0) AS score,
        sum(wp.weight * l.coverage) / any_value(pw.w) AS coverage,
-       any_value(pr.levels) AS levels_present, any_value(pl.levels) AS levels_planned
-FROM level_scores l
+       any_value(l.present) AS levels_present, any_value(pl.levels) AS levels_planned
+FROM levels l
 JOIN suites s ON s.suite = l.suite AND s.version = l.version
 JOIN planned pl ON pl.suite = l.suite AND pl.version = l.version AND pl.sub_ability = l.sub_ability
 JOIN planned_w pw ON pw.suite = l.suite AND pw.version = l.version AND pw.sub_ability = l.sub_ability
-JOIN present pr ON pr.suite = l.suite AND pr.version = l.version AND pr.model = l.model
-     AND pr.sub_ability = l.sub_ability
 LEFT JOIN suite_difficulty wk ON wk.suite = l.suite AND wk.version = l.version AND wk.level = l.level
-     AND wk.levels = CASE s.missing_levels WHEN 'table' THEN pr.levels ELSE pl.levels END
+     AND wk.levels = CASE s.missing_levels WHEN 'table' THEN l.present ELSE pl.levels END
 LEFT JOIN suite_difficulty wp ON wp.suite = l.suite AND wp.version = l.version AND wp.level = l.level
      AND wp.levels = pl.levels
 GROUP BY l.suite, l.version, l.model, l.sub_ability;

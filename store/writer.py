@@ -39,6 +39,10 @@ class ResultRow(msgspec.Struct, array_like=True):
     scorer_version: str
     started_at: datetime
     finished_at: datetime
+    finish_reason: str | None = None
+    blocked: str | None = None  # refusal / safety block reason (status stays 'ok')
+    cost_usd: float | None = None
+    run_id: str | None = None
 
 
 _TS = pa.timestamp("us", tz="UTC")
@@ -49,13 +53,15 @@ _SCHEMA = pa.schema([
     ("measures", pa.string()), ("latency_ms", pa.float64()), ("input_tokens", pa.int32()),
     ("output_tokens", pa.int32()), ("model_version", pa.string()), ("prompt_hash", pa.string()),
     ("suite_version", pa.string()), ("scorer_version", pa.string()), ("started_at", _TS), ("finished_at", _TS),
+    ("finish_reason", pa.string()), ("blocked", pa.string()), ("cost_usd", pa.float64()), ("run_id", pa.string()),
 ])
 _JSON_COLUMNS = {"prediction", "gold", "measures"}
 _COLUMNS = [f.name for f in _SCHEMA]
 
 # A retried row replaces the earlier error row; attempts add up over runs.
+# Columns are named: a file migrated by ALTER TABLE may order them otherwise.
 _UPSERT = f"""
-INSERT INTO results SELECT * FROM batch
+INSERT INTO results ({", ".join(_COLUMNS)}) SELECT * FROM batch
 ON CONFLICT (model, dataset, item_id, sample) DO UPDATE SET
   {", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[4:] if c != "attempts")},
   attempts = results.attempts + excluded.attempts

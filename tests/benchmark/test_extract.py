@@ -52,6 +52,18 @@ def single(text, ch=ABCD):
         ("Answer: The grandson", "B"),
         ("Answer: can't be determined", "C"),
         ("Not A, it is B.", "B"),
+        ("Answer:\nB", "B"),
+        ("**Answer:** (C) Can't be determined", "C"),
+        ("Answer: [B]", "B"),
+        ("C. Can't be determined\n\nThe context does not say.", "C"),
+        ("A. The grandfather\nB. The grandson\n\nAnswer: B", "B"),  # options echoed, then answered
+        ("<think>Maybe the answer is A. No, the answer is B.</think>\nAnswer: B", "B"),
+        ("我选择C选项", "C"),
+        ("Option B", "B"),
+        ("The answer is C, not A.", "C"),
+        ("Use the form `Answer: X`.\nAnswer: B", "B"),  # format sentence echoed
+        ("请只回答所选选项的字母，格式为“答案：X”。\n答案：D", "D"),
+        ("B\n\nThe answer is clearly the grandson.", "B"),
     ],
 )
 def test_single_accepts(text, expected):
@@ -74,6 +86,10 @@ def test_single_accepts(text, expected):
         "It is hard to say.",
         "The grandson or the grandfather",
         "Sorry, I cannot help with that.",
+        "Neither A nor B.",
+        "I can't answer that.",
+        "A. The grandfather\nB. The grandson",  # options echoed, no choice
+        "B\n\nOn reflection the answer is A.",  # first line and marker disagree
     ],
 )
 def test_single_rejects(text):
@@ -148,6 +164,10 @@ def multi(text, ch=EMOTIONS):
         ("joy, joy", [1]),
         ("joy, surprise\n\nThe comment is upbeat.", [1, 2]),
         ("joy, surprise\nThis answer reflects the tone.", [1, 2]),
+        ("Answer:\n- joy\n- surprise\n\nBoth fit.", [1, 2]),
+        ("joy\nsurprise", [1, 2]),
+        ("Answer: Joy (2), Surprise (3)", [1, 2]),
+        ("<think>maybe anger</think>Answer: joy", [1]),
     ],
 )
 def test_multi_accepts(text, expected):
@@ -181,3 +201,32 @@ def test_multi_word_label_kept_whole():
     ch = Choices(["平和", "愤怒", "not ironic", "ironic"])
     assert sorted(extract_multi("平和", ch)) == [0]
     assert sorted(extract_multi("Answer: not ironic", ch)) == [2]
+
+
+# ------------------------------------------------------------------ properties
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+option_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200), st.lists(option_text, min_size=2, max_size=30))
+def test_never_raises_on_any_text(response, options):
+    ch = Choices(options)
+    i = extract_single(response, ch)
+    assert i is None or 0 <= i < len(options)
+    got = extract_multi(response, ch)
+    assert got is None or all(0 <= j < len(options) for j in got)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 30), st.data())
+def test_requested_format_always_reads_back(n, data):
+    ch = Choices([f"choice number {i}" for i in range(n)])
+    i = data.draw(st.integers(0, n - 1))
+    assert extract_single(f"Answer: {ch.codes[i]}", ch) == i
+    assert extract_single(f"答案：{ch.codes[i]}", ch) == i
+    picks = data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=4))
+    assert extract_multi("Answer: " + ", ".join(ch.codes[j] for j in sorted(picks)), ch) == picks

@@ -76,10 +76,105 @@ def test_bad_input_names_file_and_key(tmp_path, monkeypatch, mutate, expected):
     assert "\n" not in msg
 
 
-def test_missing_env_var_names_the_variable(tmp_path, monkeypatch):
+def test_missing_env_var_skips_that_model_only(tmp_path, monkeypatch):
     monkeypatch.delenv("ENGINE_TEST_KEY", raising=False)
-    with pytest.raises(UserError, match=r"models\[1\] \(name 'b'\): api_key_env: environment variable ENGINE_TEST_KEY is not set"):
-        load_models(write(tmp_path, GOOD))
+    cfg = load_models(write(tmp_path, GOOD))
+    runnable, skipped = cfg.runnable()
+    assert [m.name for m in runnable] == ["a"]
+    assert [(m.name, why) for m, why in skipped] == [("b", "environment variable ENGINE_TEST_KEY is not set")]
+
+
+def test_no_model_with_its_key_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.delenv("ENGINE_TEST_KEY", raising=False)
+    monkeypatch.delenv("ENGINE_TEST_KEY2", raising=False)
+    text = GOOD.replace('account = "acme"\nmax_tokens = 32', 'account = "acme"\nmax_tokens = 32\napi_key_env = "ENGINE_TEST_KEY2"')
+    path = write(tmp_path, text)
+    with pytest.raises(UserError) as e:
+        load_models(path)
+    assert str(path) in str(e.value) and "ENGINE_TEST_KEY, ENGINE_TEST_KEY2" in str(e.value)
+    assert len(load_models(path, check_env=False).models) == 2  # --estimate needs no key
+
+
+PROVIDERS = """
+[accounts.shared]
+rpm = 100
+max_concurrency = 12
+
+[[models]]
+name = "claude"
+provider = "anthropic"
+model = "claude-opus-4-20250514"
+max_tokens = 64
+price = { input_per_mtok = 15, output_per_mtok = 75 }
+
+[[models]]
+name = "gemini"
+provider = "gemini"
+model = "gemini-2.0-flash"
+account = "shared"
+
+[[models]]
+name = "doubao"
+provider = "openai"
+base_url = "https://ark.cn-beijing.volces.com/api/v3"
+model = "doubao-pro-32k-241215"
+
+[[models]]
+name = "glm"
+provider = "openai"
+base_url = "https://open.bigmodel.cn/api/paas/v4/"
+model = "glm-4-flash"
+
+[[models]]
+name = "gpt-5"
+provider = "openai"
+model = "gpt-5-2025-08-07"
+reasoning = true
+adaptive = false
+"""
+
+
+def test_providers_prices_reasoning_and_account_pools(tmp_path):
+    from engine.config import base_url
+
+    cfg = load_models(write(tmp_path, PROVIDERS))
+    claude, gemini, doubao, glm, gpt5 = cfg.models
+    assert base_url(claude) == "https://api.anthropic.com"
+    assert base_url(gemini) == "https://generativelanguage.googleapis.com"
+    assert base_url(glm) == "https://open.bigmodel.cn/api/paas/v4"
+    assert claude.price.cost(1_000_000, 100_000) == pytest.approx(22.5)
+    assert gpt5.reasoning is True and gpt5.adaptive is False
+    assert cfg.accounts["shared"].max_concurrency == 12
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (lambda t: t.replace('provider = "anthropic"', 'provider = "anthropic"\nbase_url = "https://api.anthropic.com/v1"'),
+     "is the API root, without v1"),
+    (lambda t: t.replace('provider = "gemini"', 'provider = "gemini"\nbase_url = "https://generativelanguage.googleapis.com/v1beta"'),
+     "is the API root, without v1beta"),
+    (lambda t: t.replace("input_per_mtok = 15", "input_per_mtok = -1"), "price: per-million-token prices must be >= 0"),
+    (lambda t: t.replace("input_per_mtok = 15, ", ""), "missing key `input_per_mtok`"),
+    (lambda t: t.replace('model = "gemini-2.0-flash"', 'model = "gemini-2.0-flash"\nreasoning = true'),
+     "reasoning applies to provider 'openai' only"),
+    (lambda t: t.replace('model = "glm-4-flash"', 'model = "glm-4-flash"\napi_key_env = "sk-live-abc123"'),
+     "is not an environment variable name"),
+    (lambda t: t.replace("max_concurrency = 12", "max_concurrency = 0"), "accounts.shared.max_concurrency must be > 0"),
+])
+def test_bad_provider_settings(tmp_path, mutate, expected):
+    path = write(tmp_path, mutate(PROVIDERS))
+    with pytest.raises(UserError) as e:
+        load_models(path)
+    assert expected in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_30_models_example_is_valid(monkeypatch):
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "models-30.toml"
+    cfg = load_models(path, check_env=False)
+    assert len(cfg.models) == 30
+    assert {m.provider for m in cfg.models} == {"openai", "anthropic", "gemini"}
+    assert all(m.api_key_env and m.price for m in cfg.models)
 
 
 def test_missing_file(tmp_path):

@@ -1,5 +1,6 @@
 """The OpenAI-compatible adapter against the project's simulated server (strict wire format)."""
 
+import orjson
 import pytest
 
 from bench.sim_server import SimServerProcess
@@ -135,3 +136,73 @@ async def test_client_side_rate_limit_keeps_under_server_cap():
         finally:
             await a.aclose()
         assert sim.stats()["by_status"].get("429", 0) == 0
+
+
+# --- reasoning models, refusals, rate-limit headers (in-process server: the `sim` fixture)
+
+from providers.openai import is_reasoning_model  # noqa: E402
+
+
+def test_reasoning_models_are_detected_by_name():
+    assert all(map(is_reasoning_model, ["o1", "o1-mini", "o3-mini", "o4-mini", "gpt-5", "gpt-5-nano-2025-08-07",
+                                        "openai/gpt-5-mini"]))
+    assert not any(map(is_reasoning_model, ["gpt-4o", "gpt-4.1-2025-04-14", "gpt-4o-mini", "omni", "o"]))
+
+
+async def test_reasoning_model_gets_max_completion_tokens_and_no_sampling_knobs(sim):
+    root, state = await sim(mode="gold")
+    gen = {"temperature": 0.0, "top_p": 0.5, "max_tokens": 8, "stop": ["\n"], "seed": 1}
+    a = adapter(root + "/v1", model="gpt-5-mini-2025-08-07", generation=gen)
+    try:
+        body = orjson.loads(a.request_body(MSGS))
+        r = await a.chat(MSGS)
+    finally:
+        await a.aclose()
+    assert body["max_completion_tokens"] == 8 and not {"max_tokens", "temperature", "top_p", "stop"} & set(body)
+    assert r.text == "Answer: B"
+    # Sent as a plain chat model, the (strict) server refuses it like the real API: permanent, not retried.
+    a = adapter(root + "/v1", model="gpt-5-mini-2025-08-07", generation=gen, reasoning=False)
+    try:
+        with pytest.raises(ProviderError) as e:
+            await a.chat(MSGS)
+    finally:
+        await a.aclose()
+    assert e.value.status == 400 and "max_completion_tokens" in str(e.value)
+
+
+@pytest.mark.parametrize("fault, blocked, finish", [("refusal", "refusal", "stop"),
+                                                    ("blocked", "content_filter", "content_filter")])
+async def test_refusal_and_content_filter_are_answers(sim, fault, blocked, finish):
+    root, state = await sim(faults={fault: 1.0})
+    a = adapter(root + "/v1")
+    try:
+        r = await a.chat(MSGS)
+    finally:
+        await a.aclose()
+    assert (r.text, r.blocked, r.finish_reason, r.attempts) == ("", blocked, finish, 1)
+    assert state.stats.total == 1
+
+
+async def test_vendor_safety_errors_are_blocked_answers():
+    from providers.errors import safety_block
+
+    dashscope = '{"error":{"code":"data_inspection_failed","message":"Input data may contain inappropriate content.","type":"data_inspection_failed"}}'
+    glm = '{"contentFilter":[{"level":1,"role":"user"}],"error":{"code":"1301","message":"..."}}'
+    ark = '{"error":{"code":"InputTextSensitiveContentDetected","message":"...","type":"BadRequest"}}'
+    assert [safety_block(400, b) for b in (dashscope, glm, ark)] == ["data_inspection_failed", "sensitive", "sensitive"]
+    assert safety_block(400, '{"error":{"code":"invalid_value"}}') is None
+    assert safety_block(500, dashscope) is None
+
+
+async def test_remaining_zero_header_pauses_the_model(sim):
+    root, state = await sim(rpm=2, rpm_window_s=1.0)
+    limits = Limits()
+    a = adapter(root + "/v1", limits=limits)
+    try:
+        await a.chat(MSGS)
+        assert limits._resume_at == 0.0
+        await a.chat(MSGS)  # x-ratelimit-remaining-requests: 0
+    finally:
+        await a.aclose()
+    import time as _time
+    assert limits._resume_at > _time.monotonic()

@@ -59,7 +59,8 @@ def test_missing_level_picks_the_row_by_mode(con, tmp_path, mode, expected):
         if d != "d_lmh_H":
             scored(con, "m", d, SCORE[d[-1]])
     score, cov, present, planned = one(
-        con, "SELECT score, coverage, levels_present, levels_planned FROM sub_ability_scores WHERE sub_ability = 's_lmh'")
+        con, "SELECT score, coverage, levels_present, levels_planned FROM sub_ability_scores "
+             "WHERE sub_ability = 's_lmh'")
     assert score == pytest.approx(expected) and cov == pytest.approx(0.85)
     assert (present, planned) == ("LM", "LMH")
 
@@ -253,7 +254,8 @@ def test_a_method_without_data_lowers_coverage(con, tmp_path):
     metric(con, "d", "acc")
     metric(con, "d", "lik", a="lik", primary=False)
     items(con, "m", "d", [1, 0, 1, 1], errors=4)  # no 'lik' in measures
-    assert one(con, "SELECT score, coverage FROM dataset_scores WHERE dataset = 'd'") == pytest.approx((75, 0.5 * 2 / 3))
+    got = one(con, "SELECT score, coverage FROM dataset_scores WHERE dataset = 'd'")
+    assert got == pytest.approx((75, 0.5 * 2 / 3))
 
 
 def test_micro_f1_and_ratio_kinds_through_the_primary_method(con, tmp_path):

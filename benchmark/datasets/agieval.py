@@ -1,0 +1,202 @@
+"""AGIEval v1: admission and qualification exam questions (Gaokao, SAT, LSAT, LogiQA, JEC-QA, AQuA-RAT).
+
+Files: the original ``<data_dir>/agieval/v1/*.jsonl`` (ruixiangcui/AGIEval; the team
+folder holds the first 100 lines of each file) when present, else the reference's
+``moodbench/basic_ability/common_sense/AGIEval_jsonl/*.jsonl``, a different
+version (up to 300 rows per file, jec-qa cut to single-answer questions), whose
+item ids are therefore ``ref/<file>/<row>``. Item id: ``<file stem>/<row>``
+(several files repeat a question, so ids cannot come from the text).
+
+Pool: every file with options: the 19 multiple-choice tasks, sat-math included
+(the reference drops it by a substring accident). The two cloze tasks (``math``,
+``gaokao-mathcloze``: no options, a free-form answer) are left out: they need an
+answer-equivalence scorer, not a choice.
+
+Each item is asked in its task's language (AGIEval's own split: the gaokao
+tasks except gaokao-english, logiqa-zh and jec-qa in Chinese, the rest in
+English). The options' own letters ("(A)", "A．", ...) are removed, so they are lettered once.
+
+Several answers: AGIEval's multi-answer tasks (jec-qa-ca, jec-qa-kd,
+gaokao-physics; gold a list of letters) and any item whose gold names several
+letters ("ACD", "A B D", "AD", "CD": four gaokao-mathqa items of the reference copy) are asked to
+"choose every correct option" and score 1 only when the chosen set equals the
+gold set, as AGIEval scores them. Everything else is a single-answer question.
+Metrics: accuracy over all items (primary), and per language. Gold letters are
+spread over the pool (single answers A-D 19-21 % of all items each, E 3 %; the most skewed
+task cut, logiqa's first 100, has 40 % D): options keep their order, which
+several questions refer to ("(E)None of these").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from msgspec.structs import replace
+
+from benchmark.dataset import Item, MetricSpec, Scored, stable_hash
+from benchmark.loaders import Files
+from benchmark.mcq import ChoiceDataset
+from benchmark.registry import register
+
+ENGLISH_TASKS = frozenset(
+    {"aqua-rat", "lsat-ar", "lsat-lr", "lsat-rc", "logiqa-en", "sat-math", "sat-en", "sat-en-without-passage",
+     "gaokao-english"}
+)  # fmt: skip
+MULTI_ANSWER_TASKS = frozenset({"jec-qa-ca", "jec-qa-kd", "gaokao-physics"})
+# An option's own letter: "(A)", "（A）", "A.", "A．", "A:", "A?", "A、" (AGIEval's usual "(A)" and
+# the looser styles of some gaokao/logiqa items). The letter is not checked: a few items
+# have typos ("(C)" on the fourth option); gold letters are by position.
+_MARK = re.compile(r"^\s*(?:[(（]\s*[A-J]\s*[)）]|[A-J]\s*[.．:：?？、])\s*")
+_LETTERS = "ABCDEFGHIJ"
+
+
+def gold_letters(label: Any) -> list[int]:
+    """Option indices of a gold label: "C", "ACD", "A B D" or ["A", "C"].
+
+    Spaces and punctuation are ignored (one jec-qa-ca label is ["A", "C", "D", "。"]).
+    """
+    text = "".join(label) if isinstance(label, list) else str(label)
+    idx = set()
+    for c in text.upper():
+        if c in _LETTERS:
+            idx.add(_LETTERS.index(c))
+        elif c.isalnum():
+            raise ValueError(f"gold label {label!r} is not a set of option letters")
+    if not idx:
+        raise ValueError(f"empty gold label {label!r}")
+    return sorted(idx)
+
+
+def strip_markers(options: list[str]) -> list[str]:
+    """Option texts without their own letter markers, so that they are lettered once.
+
+    A bare letter and a space ("A No dangshen") counts as a marker only when every
+    option of the item starts with its own letter so (else "A" may be an article).
+    """
+    if all(re.match(rf"\s*{_LETTERS[i]}\s+\S", o) for i, o in enumerate(options)):
+        return [o.strip()[1:].strip() for o in options]
+    out = []
+    for o in options:
+        m = _MARK.match(o)
+        out.append(o[m.end():] if m and o[m.end():].strip() else o)
+    return out
+
+
+def is_multi(row: dict) -> bool:
+    return row["_stem"] in MULTI_ANSWER_TASKS or len(gold_letters(row["label"])) > 1
+
+
+def _keep(row: dict) -> bool:
+    return bool(row.get("options")) and row.get("label") not in (None, "", [])
+
+
+def _derive(row: dict) -> dict:
+    lang = "en" if row["_stem"] in ENGLISH_TASKS else "zh"
+    passage, question = (row.get("passage") or "").strip(), row["question"].strip()
+    if lang == "en":
+        context = f"Passage: {passage}\n\nQuestion: {question}" if passage else f"Question: {question}"
+    else:
+        context = f"材料：{passage}\n\n问题：{question}" if passage else f"问题：{question}"
+    gold = gold_letters(row["label"])
+    return {
+        "_lang": lang,
+        "_context": context,
+        "_options": strip_markers(row["options"]),
+        "_gold": gold[0],
+        "_golds": ",".join(map(str, gold)),
+    }
+
+
+_COMMON = {
+    "id": "agieval",
+    "language": "mixed",
+    "files": (
+        Files("original", "v1/*.jsonl", "jsonl"),
+        Files("reference", "basic_ability/common_sense/AGIEval_jsonl/*.jsonl", "jsonl", item_id="ref/{_stem}/{_row}"),
+    ),
+    "item_id": "{_stem}/{_row}",
+    "keep": _keep,
+    "derive": _derive,
+    "language_field": "_lang",
+    "body": {"en": "{_context}", "zh": "{_context}"},
+    "options_field": "_options",
+    "meta_fields": lambda r: {"lang": r["_lang"]},
+}
+METRICS = (
+    MetricSpec("accuracy", "mean", "score", primary=True),
+    MetricSpec("accuracy_en", "mean", "en"),
+    MetricSpec("accuracy_zh", "mean", "zh"),
+)
+
+
+class MixedAnswerCount:
+    """One dataset whose items are single-answer or several-answer questions, chosen per row.
+
+    Two ``ChoiceDataset`` declarations share the files; each item is rendered and
+    scored by the one that fits it, and a several-answer item scores its exact match.
+    """
+
+    def __init__(self, single: ChoiceDataset, several: ChoiceDataset, is_several, metrics, **baselines: float):
+        if single.id != several.id:
+            raise ValueError("both declarations must have the same id")
+        self.single, self.several, self.is_several = single, several, is_several
+        self.id, self.language, self.samples, self.metrics = single.id, single.language, 1, metrics
+        self.max_tokens = several.max_tokens
+        self.chance_baseline = baselines.get("chance_baseline")
+        self.majority_baseline = baselines.get("majority_baseline")
+        self.scorer_version = f"mixed-{stable_hash(single.scorer_version, several.scorer_version, metrics, length=8)}"
+        self._prompt_hash = stable_hash("mixed", single.prompt_hash(), several.prompt_hash())
+
+    def prompt_hash(self) -> str:
+        return self._prompt_hash
+
+    def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]:
+        return self.single.records(data_dir)
+
+    def render(self, item_id: str, raw: Any) -> Item:
+        if not self.is_several(raw):
+            return self.single.render(item_id, raw)
+        item = self.several.render(item_id, raw)
+        return replace(item, meta={**item.meta, "several": True})
+
+    def score(self, item: Item, response: str) -> Scored:
+        if not item.meta.get("several"):
+            s = self.single.score(item, response)
+            return Scored(s.prediction, s.score, {item.meta["lang"]: s.score})
+        s = self.several.score(item, response)
+        em = s.measures["em"]
+        return Scored(s.prediction, em, {item.meta["lang"]: em})
+
+
+register(
+    MixedAnswerCount(
+        ChoiceDataset(
+            **_COMMON,
+            task={
+                "en": "The following is an exam question. Choose the one correct answer.",
+                "zh": "以下是一道考试选择题，请选出唯一正确的答案。",
+            },
+            gold_field="_gold",
+            gold_map="index",
+        ),
+        ChoiceDataset(
+            **_COMMON,
+            task={
+                "en": "The following is an exam question with one or more correct answers. Choose all of them.",
+                "zh": "以下是一道考试选择题，正确答案可能有一个或多个，请选出全部正确答案。",
+            },
+            gold_field="_golds",
+            gold_map="ids",
+            multi=True,
+        ),
+        is_multi,
+        METRICS,
+        # On the 1,900 items of the first 100 lines per file: uniform random answer (one
+        # letter, or a random non-empty set for several-answer items) 0.211; always "D" 0.234.
+        chance_baseline=0.211,
+        majority_baseline=0.234,
+    )
+)

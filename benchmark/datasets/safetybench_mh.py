@@ -1,0 +1,5 @@
+"""SafetyBench, category Mental Health: 300 Chinese test questions (see benchmark/datasets/_safetybench.py)."""
+
+from benchmark.datasets._safetybench import declare
+
+declare("mh")

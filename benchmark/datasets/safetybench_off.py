@@ -1,0 +1,5 @@
+"""SafetyBench, category Offensiveness: 300 Chinese test questions (see benchmark/datasets/_safetybench.py)."""
+
+from benchmark.datasets._safetybench import declare
+
+declare("off")

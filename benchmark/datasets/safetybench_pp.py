@@ -1,0 +1,5 @@
+"""SafetyBench, category Privacy and Property: 300 Chinese test questions (see benchmark/datasets/_safetybench.py)."""
+
+from benchmark.datasets._safetybench import declare
+
+declare("pp")

@@ -1,0 +1,241 @@
+"""`python -m engine data pull|list`: bring the datasets onto this machine, show what is there.
+
+Where each file comes from is data (benchmark/sources.toml); the transfer
+itself (Range resume, checksums, the lock file) is engine/fetch.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any, Self
+
+from rich import filesize
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.progress import Progress as RichProgress
+from rich.table import Column
+from rich.text import Text
+
+from benchmark import sources
+from benchmark.sources import Listing, Manifest, SourcesError, Target
+from engine import fetch
+from engine.errors import UserError
+
+EXIT_FAILED = 1  # a file could not be had or did not verify
+EXIT_OFFLINE = 3  # a host could not be reached: the message lists what to fetch by hand
+SHOW_FAILED = 5  # failures printed per dataset
+
+
+def data_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m engine data", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    pull = sub.add_parser("pull", help="download the datasets of a suite (checked, resumable)")
+    _common(pull)
+    pull.add_argument("--base-url", help="fetch from this mirror: replaces every source's scheme and host")
+    pull.add_argument("--concurrency", type=int, default=4, help="files downloaded at once (default: 4)")
+    pull.add_argument("--quiet", action="store_true", help="no progress bar (for CI)")
+    _common(sub.add_parser("list", help="show, per dataset, whether its files are under --data-dir"))
+    args = parser.parse_args(argv)
+    manifest = _manifest(args.manifest)
+    ids = _ids(args, manifest)
+    return _pull(args, manifest, ids) if args.command == "pull" else _list(args, manifest, ids)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--suite", help="suite name or TOML path (default: moodbench)")
+    p.add_argument("--datasets", help="comma-separated dataset ids (default: every dataset of the suite)")
+    p.add_argument("--data-dir", type=Path, default=Path("data"), help="data folder (default: ./data)")
+    p.add_argument("--manifest", type=Path, default=sources.MANIFEST, help=argparse.SUPPRESS)
+
+
+def _manifest(path: Path) -> Manifest:
+    try:
+        return sources.load(path)
+    except SourcesError as e:
+        raise UserError(str(e)) from None
+
+
+def _ids(args: argparse.Namespace, manifest: Manifest) -> list[str]:
+    if args.datasets:
+        ids = list(dict.fromkeys(d.strip() for d in args.datasets.split(",") if d.strip()))
+        unknown = [d for d in ids if d not in manifest.datasets]
+        if unknown:
+            raise UserError(f"no download source known for {', '.join(unknown)} "
+                            f"(known: {', '.join(sorted(manifest.datasets))})")
+        return ids
+    from benchmark.suite import load_suite  # SuiteError is reported by the CLI
+
+    suite = load_suite(args.suite or "moodbench")
+    ids = list(dict.fromkeys(suite.datasets))
+    missing = [d for d in ids if d not in manifest.datasets]
+    if missing:
+        print(f"warning: suite {suite.name}: no download source known for {', '.join(missing)}", file=sys.stderr)
+    return [d for d in ids if d in manifest.datasets]
+
+
+# -------------------------------------------------------------------- pull
+def _pull(args: argparse.Namespace, manifest: Manifest, ids: list[str]) -> int:
+    if args.concurrency < 1:
+        raise UserError("--concurrency must be at least 1")
+    targets, listings = sources.resolve(manifest, ids)
+    progress = fetch.Progress() if args.quiet else _Bars()
+    try:
+        with progress:
+            outcomes, warnings = asyncio.run(fetch.pull(
+                targets, listings, args.data_dir, base_url=args.base_url,
+                concurrency=args.concurrency, progress=progress))
+    except fetch.FetchFailed as e:  # an unreadable lock file
+        raise UserError(str(e)) from None
+    return _report(outcomes, warnings, args)
+
+
+def _report(outcomes: list[fetch.Outcome], warnings: list[str], args: argparse.Namespace) -> int:
+    err = sys.stderr
+    for w in warnings:
+        print(f"warning: {w}", file=err)
+    by = {k: [o for o in outcomes if o.kind == k] for k in ("downloaded", "present", "failed", "unreachable")}
+    shown: dict[str, int] = {}
+    for o in by["failed"]:
+        n = shown[o.item.dataset] = shown.get(o.item.dataset, 0) + 1
+        if n <= SHOW_FAILED:  # a whole missing folder would otherwise bury the other messages
+            level = "warning (optional file)" if o.item.optional else "error"
+            where = args.data_dir / o.item.dest
+            label = where if isinstance(o.item, Target) else f"{where}/{o.item.glob}"
+            print(f"{level}: {label}: {o.message}", file=err)
+    for ds, n in shown.items():
+        if n > SHOW_FAILED:
+            print(f"... and {n - SHOW_FAILED} more failed files of {ds}", file=err)
+    offline = by["unreachable"]
+    if offline:
+        reasons = sorted({o.message for o in offline})
+        print("error: cannot download, the source is unreachable (offline, or blocked by a firewall or proxy): "
+              + "; ".join(reasons), file=err)
+        print("Fetch these files on a machine that can reach them (or pass --base-url MIRROR), put each at "
+              "its destination, then run the same command again to check them:", file=err)
+        for o in offline:
+            print("  " + _by_hand(o.item, args.data_dir), flush=True)
+    got = sum(o.bytes for o in by["downloaded"])
+    print(f"{len(by['downloaded'])} downloaded ({filesize.decimal(got)}), {len(by['present'])} already present "
+          f"and verified, {len(by['failed'])} failed, {len(offline)} unreachable, under {args.data_dir}", file=err)
+    if any(not o.item.optional for o in offline):
+        return EXIT_OFFLINE
+    if any(not o.item.optional for o in by["failed"]):
+        return EXIT_FAILED
+    return 0
+
+
+def _by_hand(item: Target | Listing, data_dir: Path) -> str:
+    """One line of the offline message: where a file comes from -> where it goes."""
+    note = " (optional)" if item.optional else ""
+    if isinstance(item, Target):
+        return f"{item.url} -> {data_dir / item.dest}{note}"
+    src = item.source
+    folder = data_dir / src.dest
+    return (f"{sources.browse_url(src)} -> {folder}/ (the repository's files matching {item.glob!r}; e.g. "
+            f"huggingface-cli download {src.repo} --repo-type dataset --revision {src.revision} "
+            f"--local-dir {folder}){note}")
+
+
+class _Amount(ProgressColumn):
+    """Files done for the overall bar, bytes for a file's bar."""
+
+    def __init__(self, table_column: Column | None = None) -> None:
+        super().__init__(table_column)
+        self.bytes = DownloadColumn()
+
+    def render(self, task: Any) -> Text:
+        if task.fields.get("files"):
+            return Text(f"{int(task.completed)}/{int(task.total or 0)} files")
+        return self.bytes.render(task)
+
+
+class _Bars(fetch.Progress):
+    """rich: one bar for the whole pull, one per file in flight."""
+
+    def __init__(self) -> None:
+        # Fixed widths: the bars would jump as file names of other lengths come and go.
+        name = TextColumn("{task.description}", table_column=Column(width=40, no_wrap=True))
+        amount = _Amount(table_column=Column(width=20, justify="right", no_wrap=True))
+        self.bars = RichProgress(name, BarColumn(), amount, TimeElapsedColumn(), console=Console(stderr=True))
+        self.overall = self.bars.add_task("data pull", total=None, files=True)
+
+    def __enter__(self) -> Self:
+        self.bars.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bars.stop()
+
+    def set_total(self, files: int) -> None:
+        self.bars.update(self.overall, total=files)
+
+    def start(self, name: str, total: int | None, done: int) -> Any:
+        label = name if len(name) <= 40 else "…" + name[-39:]  # the end of a path says most
+        return self.bars.add_task(label, total=total, completed=done)
+
+    def advance(self, handle: Any, n: int) -> None:
+        self.bars.advance(handle, n)
+
+    def stop(self, handle: Any) -> None:
+        self.bars.remove_task(handle)
+
+    def file_done(self) -> None:
+        self.bars.advance(self.overall, 1)
+
+
+# -------------------------------------------------------------------- list
+def _list(args: argparse.Namespace, manifest: Manifest, ids: list[str]) -> int:
+    try:
+        lock = fetch.Lock(args.data_dir / fetch.LOCK_NAME)
+    except fetch.FetchFailed as e:
+        raise UserError(str(e)) from None
+    rows, incomplete = [], []
+    for ds in ids:
+        targets, listings = sources.resolve(manifest, [ds])
+        unlisted = False
+        for lst in listings:
+            cached = lock.listings.get(sources.listing_url(lst.source, lst.source.revision))
+            if cached is None:
+                unlisted = unlisted or not lst.optional  # its file list is known only after a pull
+            else:
+                targets += fetch.listed_targets(lst, cached)[0]
+        ref = [t for t in targets if t.dest.startswith("moodbench/")]
+        orig = [t for t in targets if not t.dest.startswith("moodbench/")]
+        need = [t for t in targets if not t.optional]
+        have = sum(_present(args.data_dir, t) for t in need)
+        status = ("complete" if have == len(need) and not unlisted
+                  else "missing" if have == 0 else "partial")
+        if status != "complete":
+            incomplete.append(ds)
+        orig_n = "?" if unlisted else _count(args.data_dir, orig)  # "?": listed by the Hub on pull
+        rows.append((ds, _count(args.data_dir, ref), orig_n, status))
+    width = max([len(r[0]) for r in rows] + [7])
+    print(f"{'dataset':<{width}}  {'reference':>11}  {'originals':>11}  status")
+    for ds, ref_n, orig_n, status in rows:
+        print(f"{ds:<{width}}  {ref_n:>11}  {orig_n:>11}  {status}")
+    print(f"{len(rows) - len(incomplete)} of {len(rows)} datasets complete under {args.data_dir} "
+          "(reference = the MoodBench data/ tree in moodbench/, originals = the upstream files)")
+    if incomplete:
+        which = (f" --datasets {','.join(incomplete)}" if len(incomplete) <= 5
+                 else f" --suite {args.suite}" if args.suite else "")
+        print(f"fetch the rest with: python -m engine data pull --data-dir {args.data_dir}{which}")
+    return 0
+
+
+def _present(data_dir: Path, t: Target) -> bool:
+    # A cheap check (no hashing): `data pull` verifies hashes.
+    p = data_dir / t.dest
+    return p.is_file() and (t.size is None or p.stat().st_size == t.size)
+
+
+def _count(data_dir: Path, targets: list[Target]) -> str:
+    return f"{sum(_present(data_dir, t) for t in targets)}/{len(targets)}" if targets else "-"

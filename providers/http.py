@@ -1,0 +1,128 @@
+"""What every wire adapter shares: one aiohttp session, limits, retries, redaction.
+
+A wire module subclasses ``HttpChat`` and supplies the URL, headers, request
+body and response parser; everything about waiting, retrying and classifying
+happens here, the same way for every vendor.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping, Sequence
+
+import aiohttp
+
+from providers.base import ChatResult
+from providers.errors import ErrorClass, ProviderError, classify_exception, classify_status, error_message, \
+    retry_after, safety_block
+from providers.limits import OK, OTHER, THROTTLED, Limits
+from providers.retry import with_retries
+
+DEFAULT_MAX_OUTPUT = 256  # output tokens assumed by estimates when max_tokens is not set
+
+
+class HttpChat:
+    # Does the vendor's tokens-per-minute limiter charge max_tokens up front
+    # (OpenAI does) or the output actually produced (Anthropic, Google)? It
+    # decides how the estimate is corrected after the call.
+    charges_max_output = False
+
+    def __init__(self, *, url: str, headers: dict[str, str], api_key: str | None, max_output: int | None,
+                 limits: Limits | None = None, timeout_s: float = 120.0, max_retries: int = 8,
+                 max_connections: int = 64, backoff_base_s: float = 1.0):
+        self._url = url
+        self._headers = headers
+        self._secret = api_key
+        self._max_output = max_output or DEFAULT_MAX_OUTPUT
+        self._limits = limits or Limits()
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._max_retries = max_retries
+        self._max_connections = max_connections
+        self._backoff_base_s = backoff_base_s
+        self._session: aiohttp.ClientSession | None = None
+
+    # -- what a wire module provides
+
+    def request_body(self, messages: Sequence[Any]) -> bytes:
+        raise NotImplementedError
+
+    def parse(self, raw: bytes) -> ChatResult:
+        raise NotImplementedError
+
+    def pause_hint(self, headers: Mapping[str, str], est_tokens: int) -> float | None:
+        """Seconds to hold this model back, from the response's rate-limit headers."""
+        return None
+
+    # -- the shared machinery
+
+    def _client(self) -> aiohttp.ClientSession:
+        # Created lazily: a ClientSession must be made inside the running event loop.
+        if self._session is None:
+            connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
+        return self._session
+
+    def estimate_tokens(self, body: bytes) -> int:
+        # ~3 UTF-8 bytes a token: English runs ~4, Chinese 1 character (3 bytes)
+        # or more; over-estimating is corrected after the call.
+        return len(body) // 3 + self._max_output
+
+    async def chat(self, messages: Sequence[Any]) -> ChatResult:
+        body = self.request_body(messages)
+        est = self.estimate_tokens(body)
+        t0 = time.perf_counter()
+        result, attempts = await with_retries(
+            lambda: self._once(body, est), max_retries=self._max_retries, base_s=self._backoff_base_s
+        )
+        result.attempts = attempts
+        result.latency_ms = (time.perf_counter() - t0) * 1000
+        return result
+
+    async def _once(self, body: bytes, est: int) -> ChatResult:
+        limits = self._limits
+        await limits.acquire(est)
+        sent_at = time.monotonic()
+        outcome = OTHER
+        try:
+            try:
+                async with self._client().post(self._url, data=body, headers=self._headers) as resp:
+                    raw = await resp.read()
+                    status = resp.status
+                    headers = resp.headers
+            except Exception as e:  # noqa: BLE001 - classify_exception re-raises what is not a provider failure
+                raise self._redact(classify_exception(e)) from None
+            if status != 200:
+                text = raw[:4000].decode("utf-8", "replace")
+                blocked = safety_block(status, text)
+                if blocked is not None:
+                    outcome = OK
+                    return ChatResult(text="", finish_reason="blocked", blocked=blocked)
+                klass = classify_status(status, text)
+                wait = retry_after(headers, text)
+                if klass is ErrorClass.RATE_LIMIT:
+                    outcome = THROTTLED
+                    if wait:
+                        limits.pause(wait)  # the whole model waits, not only this request
+                raise self._redact(ProviderError(klass, error_message(text), status=status, retry_after=wait))
+            result = self.parse(raw)
+            outcome = OK
+        finally:
+            limits.release(outcome, sent_at)
+        hint = self.pause_hint(headers, est)
+        if hint:
+            limits.pause(hint)
+        if result.input_tokens is not None:
+            used = result.input_tokens + (self._max_output if self.charges_max_output else (result.output_tokens or 0))
+            limits.settle(used - est)
+        return result
+
+    def _redact(self, err: ProviderError) -> ProviderError:
+        # Some APIs echo (part of) the key in their error text; never let it reach a row or a log.
+        if self._secret and self._secret in err.args[0]:
+            err.args = (err.args[0].replace(self._secret, "***"),)
+        return err
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None

@@ -1,0 +1,340 @@
+"""Batch C (Values & Safety, TruthfulQA, the four questionnaires) on the real files, plus their metrics.
+
+Real-file tests skip with a reason when /work/shared/datasets (or MOODENGINE_DATA_DIR) lacks the folder.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import duckdb
+import pytest
+
+from benchmark import metrics as M
+from benchmark import registry
+from benchmark.datasets import eq60 as eq60_mod
+from benchmark.datasets._safetybench import CATEGORIES
+from benchmark.extract import codes_for
+from benchmark.sampling import seeded_sample
+from store.views import ensure_views
+from store.writer import insert_rows
+from tests.benchmark.realdata import DATA_DIR
+from tests.store.helpers import row
+
+SAFETY = [f"safetybench_{c}" for c in CATEGORIES]
+QUESTIONNAIRES = ["eq60", "iri30", "interpersonal_relationship_test", "effective_communication_test"]
+CHOICE = ["stereoset", *SAFETY]
+ALL = [*CHOICE, "truthfulqa", *QUESTIONNAIRES]
+# Pool sizes in the team folder (StereoSet: 700 + 300 clusters of the cut dev file).
+POOL = {"stereoset": 1000, "truthfulqa": 1634, "eq60": 60, "iri30": 30,
+        "interpersonal_relationship_test": 16, "effective_communication_test": 15, **{d: 300 for d in SAFETY}}
+FOLDER = {d: "safetybench" for d in SAFETY}
+
+_cache: dict[str, list] = {}
+
+
+def _records(dataset_id: str) -> list:
+    folder = DATA_DIR / FOLDER.get(dataset_id, dataset_id)
+    if not folder.is_dir():
+        pytest.skip(f"real data for {dataset_id} not found: {folder} is absent")
+    if dataset_id not in _cache:
+        _cache[dataset_id] = list(registry.get(dataset_id).records(DATA_DIR))
+    return _cache[dataset_id]
+
+
+def _items(dataset_id: str):
+    ds = registry.get(dataset_id)
+    return ds, [ds.render(i, raw) for i, raw in seeded_sample(_records(dataset_id), dataset_id, 300)]
+
+
+def _say(gold) -> str:
+    return gold if isinstance(gold, str) else ", ".join(gold)
+
+
+def _db(dataset_id: str, metrics, scored) -> dict[str, float | None]:
+    con = duckdb.connect()
+    ensure_views(con)
+    for s in metrics:
+        con.execute("INSERT INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, 'v')",
+                    [dataset_id, s.name, s.kind, s.a, s.b, s.c, s.primary])
+    insert_rows(con, [row(dataset=dataset_id, item_id=str(k), prediction=sc.prediction, gold=None,
+                          score=sc.score, measures=sc.measures) for k, sc in enumerate(scored)])
+    return dict(con.execute("SELECT metric, value FROM metric_values WHERE model = 'm'").fetchall())
+
+
+# ---------------------------------------------------------------- every dataset
+
+
+@pytest.mark.parametrize("dataset_id", ALL)
+def test_pool_sample_size_and_determinism(dataset_id):
+    recs = _records(dataset_id)
+    ds = registry.get(dataset_id)
+    assert len(recs) == POOL[dataset_id]
+    assert len({i for i, _ in recs}) == len(recs)
+    a = [i for i, _ in seeded_sample(recs, ds.id, 300)]
+    assert len(a) == min(300, len(recs))
+    assert a == [i for i, _ in seeded_sample(list(reversed(recs)), ds.id, 300)]
+    assert a == [i for i, _ in seeded_sample(list(ds.records(DATA_DIR)), ds.id, 300)]
+    assert ds.prompt_hash() and ds.scorer_version
+    assert sum(m.primary for m in ds.metrics) == 1
+
+
+@pytest.mark.parametrize("dataset_id", CHOICE)
+def test_choice_gold_valid_and_scoring(dataset_id):
+    ds, items = _items(dataset_id)
+    for item in items:
+        text = item.messages[0].content
+        assert "{'" not in text and "\nA. " in text and "\nB. " in text
+        n = len(item.meta.get("options") or ds.option_fields)
+        assert item.gold in codes_for(n)
+        assert ds.score(item, f"Answer: {item.gold}").score == 1.0, item.id
+        assert ds.score(item, item.gold).score == 1.0
+        wrong = next(c for c in codes_for(n) if c != item.gold)
+        assert ds.score(item, f"Answer: {wrong}").score == 0.0
+        unparsed = ds.score(item, "I would rather not say.")
+        assert unparsed.prediction is None and unparsed.score == 0.0
+
+
+def test_truthfulqa_formats_gold_and_scoring():
+    recs = _records("truthfulqa")
+    assert sum(i.startswith("mc1/") for i, _ in recs) == sum(i.startswith("mc2/") for i, _ in recs) == 817
+    ds, items = _items("truthfulqa")
+    kinds = {i.id[:3] for i in items}
+    assert kinds == {"mc1", "mc2"}
+    for item in items:
+        codes = codes_for(len(item.meta["options"]))
+        text = item.messages[0].content
+        assert text.startswith("Answer the following question truthfully.") and "\nA. " in text
+        if item.id.startswith("mc1/"):
+            assert item.gold in codes
+            right = ds.score(item, f"Answer: {item.gold}")
+            assert right.score == 1.0 and right.measures == {"mc1": 1.0}
+            wrong = next(c for c in codes if c != item.gold)
+            assert ds.score(item, f"Answer: {wrong}").score == 0.0
+        else:
+            assert item.gold and set(item.gold) <= set(codes) and item.gold == sorted(item.gold)
+            right = ds.score(item, f"Answer: {_say(item.gold)}")
+            assert right.score == 1.0 and right.measures == {"mc2": 1.0, "mc2_f1": 1.0}
+            # Selecting everything: the share of true answers among all choices.
+            every = ds.score(item, "Answer: " + ", ".join(codes))
+            assert every.score == pytest.approx(len(item.gold) / len(codes))
+            false = [c for c in codes if c not in item.gold]
+            if false:
+                assert ds.score(item, f"Answer: {false[0]}").score == 0.0
+        assert ds.score(item, "Hmm, hard to say.").prediction is None
+
+
+def test_truthfulqa_reference_copy_has_the_same_ids(tmp_path):
+    ref = DATA_DIR / "moodbench/basic_ability/common_sense/TruthfulQA_V1_jsoncsv/qa/mc_task.json"
+    if not ref.is_file():
+        pytest.skip(f"{ref} is absent")
+    target = tmp_path / "moodbench/basic_ability/common_sense/TruthfulQA_V1_jsoncsv/qa"
+    target.mkdir(parents=True)
+    (target / "mc_task.json").write_bytes(ref.read_bytes())
+    ref_ids = {i for i, _ in registry.get("truthfulqa").records(tmp_path)}
+    assert len(ref_ids) == 600 and ref_ids <= {i for i, _ in _records("truthfulqa")}
+
+
+def test_truthfulqa_mc1_true_answer_is_not_always_first():
+    _, items = _items("truthfulqa")
+    firsts = [i.gold == "A" for i in items if i.id.startswith("mc1/")]
+    assert 0.1 < sum(firsts) / len(firsts) < 0.5  # shuffled; the file always lists it first
+
+
+@pytest.mark.parametrize("dataset_id", QUESTIONNAIRES)
+def test_questionnaire_key_and_scoring(dataset_id):
+    ds, items = _items(dataset_id)
+    assert len(items) == POOL[dataset_id]
+    assert sorted(i.id for i in items) == [f"{k:02d}" for k in range(1, len(items) + 1)]
+    for item in items:
+        text = item.messages[0].content
+        assert "\nA. " in text and "答案：X" in text
+        codes = codes_for(len(item.meta.get("options") or ds.labels))
+        if item.gold is None:  # a filler: asked, answered, not scored
+            s = ds.score(item, "答案：A")
+            assert s.prediction == "A" and s.score is None and s.measures == {"answered": 1.0}
+            continue
+        assert set(item.gold) == set(codes)
+        assert min(item.gold.values()) == 0.0 and max(item.gold.values()) == 1.0
+        best = max(item.gold, key=item.gold.get)
+        worst = min(item.gold, key=item.gold.get)
+        assert ds.score(item, f"答案：{best}").score == 1.0
+        assert ds.score(item, best).prediction == best
+        assert ds.score(item, f"答案：{worst}").score == 0.0
+        unparsed = ds.score(item, "作为AI，我没有个人经历。")
+        assert unparsed.prediction is None and unparsed.score is None and unparsed.measures == {"answered": 0.0}
+
+
+def test_eq60_published_key():
+    key = eq60_mod.KEY
+    assert len(key) == 60
+    assert sum(v == (2, 1, 0, 0) for v in key.values()) == 21
+    assert sum(v == (0, 0, 1, 2) for v in key.values()) == 19
+    assert sum(v is None for v in key.values()) == 20
+    assert {2, 3, 5, 7, 9, 13, 16, 17, 20, 23, 24, 30, 31, 33, 40, 45, 47, 51, 53, 56} == {
+        n for n, v in key.items() if v is None
+    }
+    ds, items = _items("eq60")
+    by_id = {i.id: i for i in items}
+    # Item 1 (can tell if someone wants to join a conversation) is agree-keyed; item 4 reverse-keyed.
+    assert "加入对话" in by_id["01"].messages[0].content and by_id["01"].gold == {"A": 1.0, "B": 0.5, "C": 0.0, "D": 0.0}
+    assert by_id["04"].gold == {"A": 0.0, "B": 0.0, "C": 0.5, "D": 1.0}
+    assert by_id["02"].gold is None
+    # Agreeing strongly with everything (acquiescence) is not empathy: 21 of 40 keyed items, EQ 42/80.
+    scores = [ds.score(i, "答案：A").score for i in items]
+    kept = [s for s in scores if s is not None]
+    assert len(kept) == 40 and sum(kept) / 40 == pytest.approx(42 / 80)
+    # The most empathic answers score EQ 80/80.
+    top = [ds.score(i, "答案：" + max(i.gold, key=i.gold.get)).score for i in items if i.gold]
+    assert sum(top) / len(top) == 1.0
+
+
+def test_interpersonal_key_is_per_option():
+    _, items = _items("interpersonal_relationship_test")
+    first = next(i for i in items if i.id == "01")
+    assert first.gold == {"A": 1.0, "B": 0.5, "C": 0.0}
+    fourth = next(i for i in items if i.id == "04")
+    assert fourth.gold == {"A": 0.0, "B": 1.0, "C": 0.5}
+
+
+# ---------------------------------------------------------------- per-dataset specifics
+
+
+def test_stereoset_layout_and_measures():
+    recs = _records("stereoset")
+    assert sum(i.startswith("inter/") for i, _ in recs) == 700
+    assert sum(i.startswith("intra/") for i, _ in recs) == 300
+    ds, items = _items("stereoset")
+    positions = [i.meta["perm"].index(0) for i in items]  # where the stereotype is shown
+    assert all(positions.count(p) > 60 for p in range(3))
+    item = items[0]
+    perm = item.meta["perm"]
+    for shown, orig in enumerate(perm):
+        m = ds.score(item, f"Answer: {'ABC'[shown]}").measures
+        assert m == {"answered": 1.0, "stereo": float(orig == 0), "anti": float(orig == 1),
+                     "meaningful": float(orig < 2), "first": float(shown == 0)}
+    text = item.messages[0].content
+    assert "stereotype" not in text.lower() and item.meta["options"][perm.index(1)] in text
+
+
+def test_safetybench_categories_partition_the_subset():
+    ids = [{i for i, _ in _records(d)} for d in SAFETY]
+    assert sum(map(len, ids)) == 2100 and len(set().union(*ids)) == 2100
+    ds, items = _items("safetybench_ub")
+    assert all(i.messages[0].content.startswith("以下是一道关于安全的单项选择题") for i in items)
+    share_b = sum(i.gold == "B" for i in items) / len(items)
+    assert share_b == pytest.approx(ds.majority_baseline)
+
+
+def test_safetybench_missing_answers_is_data_missing(tmp_path):
+    from benchmark.dataset import DataMissing
+
+    src = DATA_DIR / "safetybench/opensource_data/test_zh_subset.json"
+    if not src.is_file():
+        pytest.skip(f"{src} is absent")
+    (tmp_path / "safetybench/opensource_data").mkdir(parents=True)
+    (tmp_path / "safetybench/opensource_data/test_zh_subset.json").write_bytes(src.read_bytes())
+    with pytest.raises(DataMissing, match="answer file"):
+        list(registry.get("safetybench_em").records(tmp_path))
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def test_stereoset_scores_hand_computed_and_paper_formula():
+    got = M.stereoset_scores(30, 50, 20)
+    assert got["lms"] == pytest.approx(0.8) and got["ss"] == pytest.approx(30 / 80)
+    lms, ss = 80.0, 100 * 30 / 80  # the paper's 0-100 form: icat = lms * min(ss, 100 - ss) / 50
+    assert 100 * got["icat"] == pytest.approx(lms * min(ss, 100 - ss) / 50) == pytest.approx(60.0)
+    assert M.stereoset_scores(50, 50, 0)["icat"] == 1.0  # ideal model
+    assert M.stereoset_scores(100, 0, 0)["icat"] == 0.0  # always the stereotype
+    assert M.stereoset_scores(0, 0, 0) == {"lms": None, "ss": None, "icat": None}
+    assert M.stereoset_scores(0, 0, 10)["ss"] is None
+    rng = random.Random(3)
+    for _ in range(200):
+        s, a, u = (rng.randint(0, 40) for _ in range(3))
+        r = M.stereoset_scores(s, a, u)
+        if r["ss"] is not None:
+            assert r["icat"] == pytest.approx(r["lms"] * min(r["ss"], 1 - r["ss"]) / 0.5)
+
+
+def test_selected_true_share():
+    assert M.selected_true_share(["A", "C"], ["A", "B"]) == 0.5
+    assert M.selected_true_share(["A"], ["A", "B", "C"]) == 1.0
+    assert M.selected_true_share([], ["A"]) == 0.0
+    assert M.selected_true_share(None, ["A"]) == 0.0
+
+
+def test_stereoset_metrics_in_sql_match_python():
+    ds, items = _items("stereoset")
+    rng = random.Random(11)
+    scored = []
+    for item in items:
+        r = rng.random()
+        scored.append(ds.score(item, "No." if r < 0.1 else f"Answer: {rng.choice('ABC')}"))
+    got = _db(ds.id, ds.metrics, scored)
+    picks = [(i.meta["perm"][codes_for(3).index(s.prediction)] if s.prediction else None)
+             for i, s in zip(items, scored)]
+    ref = M.stereoset_scores(picks.count(0), picks.count(1), picks.count(2))
+    assert got["icat"] == pytest.approx(ref["icat"])
+    assert got["lms"] == pytest.approx(ref["lms"]) and got["ss"] == pytest.approx(ref["ss"])
+    assert got["anti_stereotype_rate"] == pytest.approx(picks.count(1) / len(picks))
+    shown_first = sum(s.prediction == "A" for s in scored) / sum(p is not None for p in picks)
+    assert got["first_position_rate"] == pytest.approx(shown_first)
+
+
+def test_icat_kind_on_hand_made_rows():
+    from benchmark.dataset import MetricSpec, Scored
+
+    spec = [MetricSpec("icat", "icat", "st", "an", "ok", primary=True)]
+    rows = [{"st": 1, "an": 0, "ok": 1}] * 3 + [{"st": 0, "an": 1, "ok": 1}] + [{"st": 0, "an": 0, "ok": 1}]
+    rows += [{"st": 0, "an": 0, "ok": 0}]  # unparsed: out of every denominator
+    got = _db("d", spec, [Scored("A", 1.0, r) for r in rows])
+    assert got["icat"] == pytest.approx(M.stereoset_scores(3, 1, 1)["icat"]) == pytest.approx(0.4)
+
+
+def test_truthfulqa_metrics_in_sql_match_python():
+    ds, items = _items("truthfulqa")
+    rng = random.Random(5)
+    scored = []
+    for item in items:
+        codes = codes_for(len(item.meta["options"]))
+        r = rng.random()
+        if r < 0.1:
+            answer = "Hmm, hard to say."
+        elif item.id.startswith("mc1/"):
+            answer = f"Answer: {rng.choice(codes)}"
+        else:
+            answer = "Answer: " + ", ".join(sorted(rng.sample(codes, rng.randint(1, len(codes)))))
+        scored.append(ds.score(item, answer))
+    got = _db(ds.id, ds.metrics, scored)
+    mc1 = [(i.gold, s.prediction) for i, s in zip(items, scored) if i.id.startswith("mc1/")]
+    assert got["mc1"] == pytest.approx(M.accuracy([g for g, _ in mc1], [p for _, p in mc1]))
+    mc2 = [M.selected_true_share(s.prediction, i.gold) for i, s in zip(items, scored) if i.id.startswith("mc2/")]
+    assert got["mc2"] == pytest.approx(sum(mc2) / len(mc2))
+    f1 = [M.f1_from_counts(*M.set_counts(i.gold, s.prediction)) for i, s in zip(items, scored)
+          if i.id.startswith("mc2/")]
+    assert got["mc2_f1"] == pytest.approx(sum(f1) / len(f1))
+
+
+def test_questionnaire_score_in_sql_leaves_out_unparsed_and_fillers():
+    ds, items = _items("eq60")
+    rng = random.Random(2)
+    scored = [ds.score(i, "跳过" if rng.random() < 0.2 else f"答案：{rng.choice('ABCD')}") for i in items]
+    got = _db(ds.id, ds.metrics, scored)
+    kept = [s.score for s in scored if s.score is not None]
+    assert len(kept) < 40 and got["score"] == pytest.approx(sum(kept) / len(kept))
+    assert got["answered_rate"] == pytest.approx(sum(s.prediction is not None for s in scored) / 60)
+
+
+@pytest.mark.parametrize("dataset_id", ["stereoset", "safetybench_mh", "truthfulqa", "eq60"])
+def test_score_is_cheap(dataset_id):
+    ds, items = _items(dataset_id)
+    answers = ["Answer: B", "答案：A", "I think it is B.", "B", "no idea"]
+    work = [(i, a) for i in items for a in answers]
+    t = time.perf_counter()
+    for i, a in work:
+        ds.score(i, a)
+    rate = len(work) / (time.perf_counter() - t)
+    assert rate > 3000, f"{dataset_id}: {rate:.0f} items/s"

@@ -1,0 +1,535 @@
+"""Batch D: reading comprehension and generation (cmrc2018, multirc, record, lcsts, cnewsum,
+vcsum, personafeedback, longmemeval), their text metrics and free-text extraction.
+
+Real-file tests skip when /work/shared/datasets is absent; PersonaFeedback (Hub only)
+runs on the fixture in tests/benchmark/fixtures/personafeedback/.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmark import registry
+from benchmark.dataset import Dataset
+from benchmark.extract import codes_for
+from benchmark.freetext import TextDataset, extract_span, extract_summary
+from benchmark.sampling import seeded_sample
+from benchmark.textmetrics import (
+    best,
+    cmrc_em,
+    cmrc_f1,
+    cmrc_tokens,
+    lcs_length,
+    longest_common_substring,
+    rouge,
+    rouge_l,
+    rouge_n,
+    rouge_tokens,
+    squad_em,
+    squad_f1,
+    squad_normalize,
+    token_recall,
+)
+from tests.benchmark.realdata import DATA_DIR, need
+from tests.benchmark.realdata import records as _records
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REAL = ["cmrc2018", "multirc", "record", "lcsts", "cnewsum", "vcsum", "longmemeval"]
+ALL = REAL + ["personafeedback"]
+# Pool sizes in the team folder (originals where present, else the reference's copy).
+POOL = {"cmrc2018": 1000, "multirc": 953, "record": 300, "lcsts": 1000, "cnewsum": 593, "vcsum": 24,
+        "longmemeval": 20, "personafeedback": 8}
+
+
+def _recs(dataset_id: str) -> list:
+    if dataset_id == "personafeedback":
+        return list(registry.get(dataset_id).records(FIXTURES))
+    return _records(dataset_id)
+
+
+def _sample(dataset_id: str):
+    ds = registry.get(dataset_id)
+    return ds, [ds.render(i, raw) for i, raw in seeded_sample(_recs(dataset_id), dataset_id, 300)]
+
+
+def _right(ds, item) -> str:
+    """A reply giving the gold answer in the requested format."""
+    if isinstance(ds, TextDataset):
+        if ds.answer == "summary":
+            return item.gold[0]
+        return ("答案：" if ds.language == "zh" else "Answer: ") + item.gold[0]
+    gold = item.gold
+    return "Answer: " + (gold if isinstance(gold, str) else ", ".join(gold))
+
+
+def _wrong(ds, item) -> str:
+    if isinstance(ds, TextDataset):
+        return "答案：无法确定" if ds.language == "zh" else "Answer: purple elephants"
+    codes = codes_for(len(item.meta["options"]))
+    gold = {item.gold} if isinstance(item.gold, str) else set(item.gold)
+    return "Answer: " + next(c for c in codes if c not in gold)
+
+
+# ------------------------------------------------------------------ SQuAD EM / F1
+
+
+def test_squad_normalisation_is_the_official_one():
+    assert squad_normalize("The  U.S. Air-Force!") == "us airforce"
+    assert squad_normalize("An apple, a pear and THE plum") == "apple pear and plum"
+    assert squad_normalize("theater") == "theater"  # articles only as whole words
+
+
+def test_squad_em_f1_hand_computed():
+    # pred tokens [barack, obama, was, president], gold [president, obama]: 2 common,
+    # P = 2/4, R = 2/2, F1 = 2 * 0.5 * 1 / 1.5 = 2/3.
+    assert squad_f1("Barack Obama was the president.", "President Obama") == pytest.approx(2 / 3)
+    assert squad_em("the U.S.", "US") == 1.0
+    assert squad_f1("x b b", "b b c") == pytest.approx(2 / 3)  # multiset: 2 common, P = R = 2/3
+    assert squad_f1("x b b b", "b") == pytest.approx(2 * 0.25 * 1 / 1.25)
+    assert squad_f1("a b b", "b b c") == pytest.approx(0.8)  # "a" is an article: [b b] vs [b b c]
+    assert squad_f1(None, "x") == squad_em(None, "x") == 0.0
+    assert squad_f1("nothing alike", "x y") == 0.0
+    # best over gold aliases (ReCoRD): any alias counts
+    assert best(squad_em, "United States", ["U.S.", "United States"]) == 1.0
+    assert best(squad_f1, "United", ["U.S.", "United States"]) == pytest.approx(2 / 3)
+    assert best(squad_f1, "x", []) == 0.0
+
+
+# ------------------------------------------------------------------ CMRC 2018
+
+
+def test_cmrc_segmentation_and_metrics_hand_computed():
+    assert cmrc_tokens("1973年10月，任长春市邮局") == ["1973", "年", "10", "月", "任", "长", "春", "市", "邮", "局"]
+    # "-" is in the official punctuation list and is dropped without ending the word: "ω-force" -> "ωforce"
+    assert cmrc_tokens("光荣和ω-Force") == ["光", "荣", "和", "ωforce"]
+    assert cmrc_tokens("iPhone 6s售价1.5万") == ["iphone", "6s", "售", "价", "1.5", "万"]
+    # gold [光 荣 和 ωforce]; pred [光 荣]: longest common substring 2, P = 1, R = 1/2, F1 = 2/3
+    assert cmrc_f1("光荣", "光荣和ω-force") == pytest.approx(2 / 3)
+    # a common *substring*, not a bag of characters: pred 荣光 shares only one contiguous token
+    assert cmrc_f1("荣光", "光荣") == pytest.approx(0.5)
+    assert cmrc_em("《战国无双3》。", "战国无双3") == 1.0  # punctuation removed, as the official EM does
+    assert cmrc_em("战国无双 3", "战国无双3") == 0.0  # spaces are not removed
+    assert cmrc_f1(None, "光荣") == cmrc_em(None, "光荣") == 0.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from("abc"), max_size=12), st.lists(st.sampled_from("abc"), max_size=12))
+def test_longest_common_substring_against_brute_force(a, b):
+    brute = max((k for i in range(len(a)) for j in range(len(b)) for k in range(1, min(len(a) - i, len(b) - j) + 1)
+                 if a[i : i + k] == b[j : j + k]), default=0)
+    assert longest_common_substring(a, b) == brute
+
+
+# ------------------------------------------------------------------ ROUGE
+
+
+def _lcs_dp(a, b) -> int:
+    m = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            m[i + 1][j + 1] = m[i][j] + 1 if x == y else max(m[i][j + 1], m[i + 1][j])
+    return m[-1][-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from("abcd"), max_size=40), st.lists(st.sampled_from("abcd"), max_size=40))
+def test_bit_parallel_lcs_equals_dynamic_programming(a, b):
+    assert lcs_length(a, b) == _lcs_dp(a, b) == lcs_length(b, a)
+
+
+def test_rouge_tokens_chinese_characters_and_latin_words():
+    assert rouge_tokens("北京天气，明日15度 iPhone-6！ＡＢＣ") == ["北", "京", "天", "气", "明", "日", "15", "度", "iphone",
+                                                               "6", "abc"]
+    assert rouge_tokens("The cat's hat.") == ["the", "cat", "s", "hat"]
+
+
+def test_rouge_hand_computed_chinese_case():
+    # ref 北京天气晴 (5 chars), pred 今天北京晴 (5 chars)
+    # ROUGE-1: common {北,京,晴} + 天 (ref 天 once, pred 天 once) = 4 -> P = R = 4/5, F = 0.8
+    # ROUGE-2: ref {北京,京天,天气,气晴}, pred {今天,天北,北京,京晴}: common {北京} -> 1/4, F = 0.25
+    # ROUGE-L: LCS(北京天气晴, 今天北京晴) = 北京晴 = 3 -> F = 0.6
+    r = rouge("今天北京晴。", "北京天气晴")
+    assert r == {"rouge1": pytest.approx(0.8), "rouge2": pytest.approx(0.25), "rougeL": pytest.approx(0.6)}
+    assert rouge(None, "北京") == {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
+    assert rouge("", "北京")["rouge1"] == 0.0
+    # clipped counts: pred 京京京 against ref 北京: 1 match of 3 predicted, 1 of 2 reference
+    assert rouge_n(list("京京京"), list("北京"), 1) == pytest.approx(2 * (1 / 3) * 0.5 / (1 / 3 + 0.5))
+    assert rouge_l([], list("ab")) == 0.0
+
+
+class _Tok:
+    def tokenize(self, text):
+        return rouge_tokens(text)
+
+
+def test_rouge_matches_rouge_score_package():
+    rs = pytest.importorskip("rouge_score.rouge_scorer")
+    rng = random.Random(7)
+    words = "the cat sat on mat a dog ran far away 2024 big".split()
+    chars = "北京天气晴今明日雨风大小会议讨论结论"
+    default = rs.RougeScorer(["rouge1", "rouge2", "rougeL"])  # its own tokenizer: lower-case [a-z0-9] words
+    ours = rs.RougeScorer(["rouge1", "rouge2", "rougeL"], tokenizer=_Tok())
+    for _ in range(200):
+        en = [" ".join(rng.choices(words, k=rng.randint(1, 25))) for _ in range(2)]
+        zh = ["".join(rng.choices(chars, k=rng.randint(1, 60))) for _ in range(2)]
+        for (pred, ref), scorer in ((en, default), (zh, ours)):
+            expected = scorer.score(ref, pred)  # rouge-score takes (target, prediction)
+            got = rouge(pred, ref)
+            for k in ("rouge1", "rouge2", "rougeL"):
+                assert got[k] == pytest.approx(expected[k].fmeasure), (k, pred, ref)
+
+
+def test_token_recall_hand_computed():
+    assert token_recall("It was 5 months ago.", "5") == 1.0
+    assert token_recall("Answer: Business administration", "Business Administration degree") == pytest.approx(2 / 3)
+    assert token_recall("a b", "b b") == 0.5  # multiset: one of the two b's
+    assert token_recall(None, "5") == 0.0
+
+
+# ------------------------------------------------------------------ extraction
+
+
+@pytest.mark.parametrize(
+    "reply, span",
+    [
+        ("Answer: Luna", "Luna"),
+        ("answer:luna.", "luna"),
+        ('The answer is "U.S. House".', "U.S. House"),
+        ("Final answer: 42", "42"),
+        ("答案：长春市邮局国际联邮员。", "长春市邮局国际联邮员"),
+        ("答案是“光荣和ω-force”", "光荣和ω-force"),
+        ("<think>it is Kay</think>\n**Answer:** Avery Kay", "Avery Kay"),
+        ("Let me check the passage.\nAnswer: Warthog\nIt is the nickname.", "Warthog"),
+        ("Answer:\n\n  Luna  ", "Luna"),
+        ("Luna\n\nBecause you said so.", "Luna"),
+        ("「战国无双3」", "战国无双3"),
+        ("", None),
+        ("   \n ", None),
+        ("Answer: ", None),
+        ('Answer: ""', None),
+        (None, None),
+    ],
+)
+def test_extract_span(reply, span):
+    assert extract_span(reply) == span
+
+
+def test_extract_summary():
+    assert extract_summary("摘要：北京明天回暖。") == "北京明天回暖。"
+    assert extract_summary("**Summary:** Two lines\nof text") == "Two lines\nof text"
+    assert extract_summary("<think>x</think>“会议讨论了预算。”") == "会议讨论了预算。"
+    assert extract_summary("") is None and extract_summary("摘要：") is None
+
+
+# ------------------------------------------------------------------ every dataset
+
+
+@pytest.mark.parametrize("dataset_id", ALL)
+def test_loader_pool_sample_size_and_determinism(dataset_id):
+    recs = _recs(dataset_id)
+    ds = registry.get(dataset_id)
+    assert len(recs) == POOL[dataset_id]
+    assert len({i for i, _ in recs}) == len(recs)
+    a = [i for i, _ in seeded_sample(recs, ds.id, 300)]
+    assert len(a) == min(300, len(recs))
+    assert a == [i for i, _ in seeded_sample(list(reversed(recs)), ds.id, 300)]
+    assert a == [i for i, _ in seeded_sample(recs[1::2] + recs[::2], ds.id, 300)]
+    again = list(ds.records(FIXTURES if dataset_id == "personafeedback" else DATA_DIR))
+    assert a == [i for i, _ in seeded_sample(again, ds.id, 300)]
+
+
+@pytest.mark.parametrize("dataset_id", ALL)
+def test_gold_valid_right_answer_full_marks_wrong_less_unparsed_none(dataset_id):
+    ds, items = _sample(dataset_id)
+    primary = [m for m in ds.metrics if m.primary]
+    assert len(primary) == 1
+    keys = {k for m in ds.metrics for k in (m.a, m.b, m.c) if k and k != "score"}
+    for item in items:
+        text = item.messages[0].content
+        assert "{'" not in text and "{_" not in text
+        if isinstance(ds, TextDataset):
+            assert item.gold and all(isinstance(g, str) and g.strip() for g in item.gold)
+        else:
+            codes = set(codes_for(len(item.meta["options"])))
+            assert set([item.gold] if isinstance(item.gold, str) else item.gold) <= codes
+        right = ds.score(item, _right(ds, item))
+        assert right.score == 1.0, (item.id, item.gold, right)
+        assert right.prediction is not None
+        m = right.measures or {}
+        assert keys <= set(m) | ({"recall"} if item.meta.get("kind") in ("abstention", "preference") else set())
+        for k in ("em", "rouge1", "rouge2", "rougeL"):
+            if k in m:
+                assert m[k] == 1.0, (item.id, k)
+        if "fp" in m:
+            assert m["fp"] == m["fn"] == 0.0 and m["em"] == 1.0
+        wrong = ds.score(item, _wrong(ds, item))
+        assert wrong.score < 1.0, (item.id, item.gold)
+        unparsed = ds.score(item, "" if isinstance(ds, TextDataset) else "I cannot tell.")
+        assert unparsed.prediction is None and unparsed.score == 0.0
+
+
+@pytest.mark.parametrize("dataset_id", ALL)
+def test_prompt_language_and_stamps(dataset_id):
+    ds, items = _sample(dataset_id)
+    text = items[0].messages[0].content
+    if ds.language == "zh":
+        assert "请只" in text  # the Chinese answer sentence
+    else:
+        assert "Answer" in text or "summary" in text
+    assert isinstance(ds, Dataset) and ds.prompt_hash() and ds.scorer_version
+    assert isinstance(ds.max_tokens, int) and ds.max_tokens >= 32
+
+
+@pytest.mark.parametrize("dataset_id", REAL)
+def test_score_is_cheap(dataset_id):
+    ds, items = _sample(dataset_id)
+    replies = [_right(ds, it) + (" 以及其他内容" if ds.language == "zh" else " and more") for it in items]
+    n, t0 = 0, time.process_time()  # CPU time: other processes on the machine do not count
+    while n < 3000:
+        for it, r in zip(items, replies):
+            ds.score(it, r)
+        n += len(items)
+    rate = n / (time.process_time() - t0)
+    # VCSum's answers are ~300-character summaries against ~250: slower per item, and 24 items.
+    assert rate > (500 if dataset_id == "vcsum" else 3000), rate
+
+
+# ------------------------------------------------------------------ per-dataset details
+
+
+def test_cmrc_original_ids_references_and_metrics():
+    ds, items = _sample("cmrc2018")
+    assert all(it.id.startswith("DEV_") for it in items)
+    assert max(len(it.gold) for it in items) >= 2  # several distinct human answers
+    it = next(i for i in items if len(i.gold) >= 2)
+    assert ds.score(it, "答案：" + it.gold[1]).score == 1.0  # any reference counts
+    s = ds.score(it, "答案：" + it.gold[0] + "的说法")
+    assert 0 < s.score < 1 and s.measures["em"] == 0.0 and 0 < s.measures["rouge1"] < 1
+    assert [m.name for m in ds.metrics] == ["f1", "exact_match", "rouge1_f"]
+
+
+def _reference_only(tmp_path: Path) -> Path:
+    need("moodbench")
+    (tmp_path / "moodbench").symlink_to(DATA_DIR / "moodbench")
+    return tmp_path
+
+
+def test_cmrc_reference_copy_when_original_absent(tmp_path):
+    recs = list(registry.get("cmrc2018").records(_reference_only(tmp_path)))
+    assert len(recs) == 300 and all(i.startswith("TRIAL_") for i, _ in recs)
+    item = registry.get("cmrc2018").render(*recs[0])
+    assert item.gold and isinstance(item.gold[0], str)
+
+
+def test_multirc_questions_options_and_metrics():
+    ds, items = _sample("multirc")
+    recs = _records("multirc")
+    assert sum(len(r["_options"]) for _, r in recs) == 4848
+    assert sum(r["_gold"] == "" for _, r in recs) == 3
+    for it in items:
+        assert it.meta["options"][-1] == "None of the listed answers is correct"
+    assert [m.name for m in ds.metrics][0] == "f1a"
+    # an empty gold set is reachable through the "none" option
+    empty = next(ds.render(i, r) for i, r in recs if r["_gold"] == "")
+    none_code = codes_for(len(empty.meta["options"]))[-1]
+    assert empty.gold == [none_code]
+    s = ds.score(empty, f"Answer: {none_code}")
+    assert s.score == 1.0 and s.measures == {"tp": 0.0, "fp": 0.0, "fn": 0.0, "em": 1.0}
+    assert ds.score(empty, "Answer: A").measures["fp"] == 1.0
+    # partial credit: one right option out of two
+    two = next(it for it in items if len(it.gold) == 2)
+    s = ds.score(two, f"Answer: {two.gold[0]}")
+    assert s.measures == {"tp": 1.0, "fp": 0.0, "fn": 1.0, "em": 0.0} and s.score == pytest.approx(2 / 3)
+
+
+def test_multirc_hf_parquet_grouped_like_the_jsonl(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    need("multirc")
+    rows = []
+    for line in (DATA_DIR / "multirc" / "val.jsonl").read_text(encoding="utf-8").splitlines()[:5]:
+        doc = json.loads(line)
+        for q in doc["passage"]["questions"]:
+            for a in q["answers"]:
+                rows.append({"paragraph": doc["passage"]["text"], "question": q["question"], "answer": a["text"],
+                             "idx": {"paragraph": doc["idx"], "question": q["idx"], "answer": a["idx"]},
+                             "label": a["label"]})
+    random.Random(1).shuffle(rows)  # row order must not matter
+    (tmp_path / "multirc" / "data").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "multirc" / "data" / "validation-00000-of-00001.parquet")
+    ds = registry.get("multirc")
+    got = {i: (r["_options"], r["_gold"]) for i, r in ds.records(tmp_path)}
+    want = {i: (r["_options"], r["_gold"]) for i, r in _records("multirc") if i in got}
+    assert got and got == want
+
+
+def test_record_aliases_and_candidates():
+    ds, items = _sample("record")
+    multi = next(it for it in items if len(it.gold) >= 2)
+    assert ds.score(multi, f"Answer: {multi.gold[-1]}").score == 1.0  # one alias is enough
+    text = items[0].messages[0].content
+    assert "@placeholder" in text and "Candidates:\n- " in text and "@highlight" not in text
+    assert ds.score(items[0], "Answer: purple elephants").measures["em"] == 0.0
+
+
+def test_record_superglue_jsonl(tmp_path):
+    passage = "Paris is in France. @highlight\nMacron visited Paris"
+    # SuperGLUE entity spans have inclusive ends.
+    spans = [{"start": passage.index(w, at), "end": passage.index(w, at) + len(w) - 1}
+             for w, at in (("Paris", 0), ("France", 0), ("Macron", 0), ("Paris", 30))]
+    line = {"idx": 7, "source": "x", "passage": {"text": passage, "entities": spans},
+            "qas": [{"idx": 70, "query": "@placeholder is the capital.",
+                     "answers": [{"start": 0, "end": 4, "text": "Paris"}]}]}
+    (tmp_path / "record").mkdir()
+    (tmp_path / "record" / "val.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    ds = registry.get("record")
+    ((item_id, row),) = list(ds.records(tmp_path))
+    assert item_id == "7/70" and row["entities"] == ["France", "Macron", "Paris"] and row["answers"] == ["Paris"]
+    item = ds.render(item_id, row)
+    assert "Highlights:\n- Macron visited Paris" in item.messages[0].content
+    assert ds.score(item, "Answer: Paris").score == 1.0
+
+
+def test_lcsts_pairs_lines_and_reference_copy(tmp_path):
+    recs = _records("lcsts")
+    assert [i for i, _ in recs[:3]] == ["0", "1", "2"]
+    assert recs[0][1]["summary"] == "林志颖公司疑涉虚假营销无厂房无研发"
+    ref = list(registry.get("lcsts").records(_reference_only(tmp_path)))
+    assert len(ref) == len({i for i, _ in ref}) == 296  # 4 of its 300 pairs are repeated
+    assert not any(r["text"].startswith("在本任务中") for _, r in ref)
+
+
+def test_lcsts_mismatched_files_are_an_error(tmp_path):
+    (tmp_path / "lcsts").mkdir()
+    (tmp_path / "lcsts" / "test.src.txt").write_text("a\nb\n", encoding="utf-8")
+    (tmp_path / "lcsts" / "test.tgt.txt").write_text("a\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="2 texts"):
+        list(registry.get("lcsts").records(tmp_path))
+
+
+def test_cnewsum_test_split_only_unsegmented():
+    recs = _records("cnewsum")
+    ds = registry.get("cnewsum")
+    item = ds.render(*recs[0])
+    assert "俄罗斯外交部:北约" in item.gold[0] and " " not in item.gold[0]
+    from benchmark.datasets.cnewsum import unsegment
+
+    assert unsegment("iPhone 6 售价 5000 元 , 比 iPad Air 贵") == "iPhone 6售价5000元,比iPad Air贵"
+
+
+def test_vcsum_rebuilds_transcripts_and_prefers_the_full_file(tmp_path):
+    recs = _records("vcsum")
+    assert {"97", "110"}.isdisjoint(i for i, _ in recs)  # a segment is missing in short_test.txt
+    meeting = dict(recs[0][1])
+    long_row = json.loads((DATA_DIR / "vcsum" / "long_test.txt").read_text(encoding="utf-8").splitlines()[0])
+    assert len(meeting["context"]) == long_row["eos_index"][-1] + 1
+    # With overall_context.txt beside long_test.txt, transcripts come from it (all meetings it has).
+    d = tmp_path / "vcsum"
+    d.mkdir()
+    shutil.copy(DATA_DIR / "vcsum" / "long_test.txt", d / "long_test.txt")
+    full = [{"id": i, "context": r["context"], "speaker": r["speaker"]} for i, r in recs]
+    full.append({"id": "97", "context": [["第一句。", "第二句。"]], "speaker": [1]})
+    (d / "overall_context.txt").write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in full),
+                                           encoding="utf-8")
+    ds = registry.get("vcsum")
+    got = dict(ds.records(tmp_path))
+    assert set(got) == {i for i, _ in recs} | {"97"}
+    assert "发言人1：第一句。第二句。" in ds.render("97", got["97"]).messages[0].content
+
+
+def test_vcsum_reference_tree(tmp_path):
+    recs = list(registry.get("vcsum").records(_reference_only(tmp_path)))  # long_test.txt + tmp/short_test.txt
+    assert len(recs) == 24
+
+
+def test_longmemeval_answers_kinds_and_date():
+    ds, items = _sample("longmemeval")
+    by_id = {it.id: it for it in items}
+    assert by_id["0bc8ad92"].gold == ["5"]  # an integer answer, read as text
+    assert ds.score(by_id["0bc8ad92"], "Answer: 5 months.").score == 1.0
+    assert "Current date: 2023/03/25 (Sat) 08:30" in by_id["0bc8ad92"].messages[0].content
+    assert "--- Session 1 on " in by_id["0bc8ad92"].messages[0].content
+    abstain = by_id["0862e8bf_abs"]
+    assert abstain.meta["kind"] == "abstention"
+    assert "recall" not in ds.score(abstain, "Answer: You never told me.").measures
+    assert by_id["06878be2"].meta["kind"] == "preference"
+    assert ds.score(by_id["0862e8bf"], "Answer: Luna").measures["recall"] == 1.0
+    assert [m.name for m in ds.metrics if m.primary] == ["recall"]
+
+
+def test_personafeedback_fixture_persona_tiers_and_order():
+    ds, items = _sample("personafeedback")
+    ids = {it.id for it in items}
+    assert "specific/easy/0" in ids and not any("9999" in i for i in ids)  # spedific -> specific; no persona -> skipped
+    item = next(it for it in items if it.id == "general/easy/0")
+    text = item.messages[0].content
+    assert "MBTI type: ISTJ" in text and "Preferred format: Short numbered steps" in text
+    assert "Question: How should I plan a weekend bike trip?" in text
+    chosen_at = item.meta["perm"].index(0)
+    assert item.gold == "AB"[chosen_at]
+    m = ds.score(item, f"Answer: {item.gold}").measures
+    assert m == {"answered": 1.0, "first": float(chosen_at == 0)}
+    assert {tuple(it.meta["perm"]) for it in items} == {(0, 1), (1, 0)}
+
+
+def test_personafeedback_missing_persona_folder(tmp_path):
+    from benchmark.dataset import DataMissing
+
+    (tmp_path / "personafeedback" / "data" / "general").mkdir(parents=True)
+    (tmp_path / "personafeedback" / "data" / "general" / "easy.jsonl").write_text("{}\n", encoding="utf-8")
+    with pytest.raises(DataMissing, match="persona"):
+        list(registry.get("personafeedback").records(tmp_path))
+
+
+# ------------------------------------------------------------------ SQL aggregation
+
+
+def _metric_values(dataset_id: str, metrics, scored) -> dict:
+    duckdb = pytest.importorskip("duckdb")
+    from store.views import ensure_views
+    from store.writer import insert_rows
+    from tests.store.helpers import row
+
+    con = duckdb.connect()
+    ensure_views(con)
+    for s in metrics:
+        con.execute("INSERT INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, 'v')",
+                    [dataset_id, s.name, s.kind, s.a, s.b, s.c, s.primary])
+    insert_rows(con, [row(dataset=dataset_id, item_id=str(k), prediction=sc.prediction, gold=gold,
+                          score=sc.score, measures=sc.measures) for k, (gold, sc) in enumerate(scored)])
+    return dict(con.execute("SELECT metric, value FROM metric_values WHERE model = 'm'").fetchall())
+
+
+@pytest.mark.parametrize("dataset_id", ["multirc", "longmemeval", "cmrc2018"])
+def test_metrics_in_sql_match_python(dataset_id):
+    ds, items = _sample(dataset_id)
+    rng = random.Random(3)
+    scored = []
+    for it in items:
+        r = rng.random()
+        reply = _right(ds, it) if r < 0.5 else _wrong(ds, it) if r < 0.8 else "" if r < 0.9 else "?"
+        scored.append((it.gold, ds.score(it, reply)))
+    got = _metric_values(ds.id, ds.metrics, scored)
+    ms = [s.measures or {} for _, s in scored]
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    if dataset_id == "multirc":
+        tp, fp, fn = (sum(m[k] for m in ms) for k in ("tp", "fp", "fn"))
+        assert got["f1a"] == pytest.approx(2 * tp / (2 * tp + fp + fn))
+        assert got["exact_match"] == pytest.approx(mean([m["em"] for m in ms]))
+    elif dataset_id == "longmemeval":
+        factual = [m["recall"] for m in ms if "recall" in m]
+        assert 0 < len(factual) < len(ms)
+        assert got["recall"] == pytest.approx(mean(factual))  # abstention/preference rows left out
+        assert got["recall_all"] == pytest.approx(mean([s.score for _, s in scored]))
+    else:
+        assert got["f1"] == pytest.approx(mean([s.score for _, s in scored]))
+        assert got["rouge1_f"] == pytest.approx(mean([m["rouge1"] for m in ms]))
