@@ -36,7 +36,8 @@ SHOW_FAILED = 5  # failures printed per dataset
 
 
 def data_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m engine data", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m engine data", description="Bring the datasets onto this "
+                                     "machine (pull) and show what is there (list). See docs/data.md.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     pull = sub.add_parser("pull", help="download the datasets of a suite (checked, resumable)")
     _common(pull)

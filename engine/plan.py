@@ -72,7 +72,7 @@ def load_dataset(ds: Dataset, data_dir: Path, limit: int | None, seed: int) -> P
     try:
         chosen = seeded_sample(ds.records(data_dir), ds.id, limit, seed)
     except DataMissing as e:
-        raise UserError(f"dataset {ds.id}: {e} (fetch the data with: python -m engine data pull --data-dir {data_dir})") from None
+        raise UserError(f"dataset {ds.id}: {e} (fetch it with: python -m engine data pull --datasets {ds.id} --data-dir {data_dir})") from None
     except (OSError, ValueError) as e:
         raise UserError(f"dataset {ds.id}: cannot read its data under {data_dir}: {e}") from None
     if not chosen:
