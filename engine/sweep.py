@@ -166,14 +166,19 @@ def _throttle_lines(limits: dict[str, Limits]) -> list[str]:
 
 def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[PlannedDataset]) -> None:
     now = datetime.now(timezone.utc)
+    con.execute("BEGIN")  # one commit, not one per statement
     for m in cfg.models:
         con.execute("INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [m.name, m.provider, base_url(m), m.model, orjson.dumps(m.metadata).decode(),
                      orjson.dumps(m.generation()).decode(), now])
+        # What was asked for, so coverage counts items never attempted (a killed run) as missing.
+        for p in planned:
+            con.execute("INSERT OR REPLACE INTO planned_items VALUES (?, ?, ?, ?)", [m.name, p.id, p.size, now])
     for p in planned:
         for spec in p.dataset.metrics:
             con.execute("INSERT OR REPLACE INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         [p.id, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, p.dataset.scorer_version])
+    con.execute("COMMIT")
 
 
 def build_limits(cfg: ModelsFile) -> dict[str, Limits]:

@@ -69,6 +69,15 @@ CREATE TABLE IF NOT EXISTS dataset_metrics (
     PRIMARY KEY (dataset, metric)
 );
 
+-- How many rows the latest sweep planned per (model, dataset): items x samples at its --limit.
+CREATE TABLE IF NOT EXISTS planned_items (
+    model      VARCHAR NOT NULL,
+    dataset    VARCHAR NOT NULL,
+    planned    INTEGER NOT NULL,
+    updated_at TIMESTAMPTZ,
+    PRIMARY KEY (model, dataset)
+);
+
 -- One row per sweep invocation, for provenance.
 CREATE TABLE IF NOT EXISTS runs (
     run_id      VARCHAR PRIMARY KEY,

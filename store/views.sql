@@ -26,10 +26,12 @@ SELECT model, dataset,
 FROM results
 GROUP BY model, dataset;
 
--- Coverage per (model, dataset): stored rows versus rows that succeeded.
+-- Coverage per (model, dataset): rows that succeeded over the items planned (or
+-- stored, if more). Items a killed sweep never attempted count as missing.
 CREATE OR REPLACE VIEW dataset_coverage AS
-SELECT model, dataset, n_items, n_ok, n_error, n_unparsed, n_ok / n_items AS coverage
-FROM dataset_item_stats;
+SELECT s.model, s.dataset, greatest(s.n_items, coalesce(p.planned, 0)) AS n_items, s.n_ok, s.n_error,
+       s.n_unparsed, s.n_ok / greatest(s.n_items, coalesce(p.planned, 0)) AS coverage
+FROM dataset_item_stats s LEFT JOIN planned_items p ON p.model = s.model AND p.dataset = s.dataset;
 
 -- Per-item values feeding each metric (only `ok` rows: an error is not a wrong answer).
 -- The CASEs read the score column directly when the metric names it, and skip

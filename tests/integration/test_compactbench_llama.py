@@ -18,7 +18,8 @@ LLAMA_URL = os.environ.get("ENGINE_LLAMA_URL", "http://127.0.0.1:8090/v1")
 
 def _reachable() -> bool:
     try:
-        with urllib.request.urlopen(LLAMA_URL + "/models", timeout=2) as r:
+        # Generous: the server answers one request at a time, and other tests may be using it.
+        with urllib.request.urlopen(LLAMA_URL + "/models", timeout=15) as r:
             return r.status == 200
     except OSError:
         return False

@@ -75,3 +75,10 @@ def test_unreadable_database_is_a_clear_error(tmp_path):
     with pytest.raises(StoreError, match="cannot open database"):
         connect(bad)
     assert bad.read_text() == "not a database"  # nothing was overwritten
+
+
+def test_coverage_counts_planned_items_never_attempted(tmp_path):
+    con = connect(tmp_path / "r.duckdb")
+    insert_rows(con, [row(item_id=str(i)) for i in range(30)])
+    con.execute("INSERT INTO planned_items VALUES ('m', 'd', 120, NULL)")
+    assert con.execute("SELECT n_items, n_ok, coverage FROM dataset_coverage").fetchall() == [(120, 30, 0.25)]
