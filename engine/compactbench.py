@@ -218,6 +218,12 @@ def _run(args: argparse.Namespace) -> int:
                                   option=orjson.OPT_SORT_KEYS).decode() for c in cfg.compactors}
     stamps = {(t, c.name): _stamp(mode.name, by_name[t], specs[c.name], by_name.get(c.model or t))
               for t in targets(cfg, names) for c in cfg.compactors}
+    for c in cfg.compactors:  # a constructor that rejects its options fails here, before any call
+        try:
+            instantiate(classes[c.name], CompactorContext(mode=mode, llm=BoundLLM(None, c.model or "target"),
+                                                          options=c.options))
+        except Exception as e:  # noqa: BLE001 - the plugin's own error, reported in one line
+            raise UserError(f"{args.models}: compactor {c.name!r} cannot be built: {type(e).__name__}: {e}") from None
     for used in dict.fromkeys([t for t, _ in stamps] + [c.model for c in cfg.compactors if c.model]):
         m = by_name[used]
         if m.api_key_env and not m.api_key():
@@ -376,17 +382,32 @@ def print_scores(db: Path, runs: list[tuple[str, str, str]] | None = None, tier:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"CompactBench ranking, tier {tier} ({db})")
-    cols = ("mode", "suite", "difficulty", "model", "compactor", "rank", "elite", "overall", "drift", "constraint",
-            "contra", "compress", "cases", "qualifies")
-    for col in cols:
-        table.add_column(col, justify="left" if col in cols[:5] or col == "qualifies" else "right")
+    console = Console(stderr=stderr)
+    if not console.is_terminal:
+        console.width = 120
+    cols = ("compactor", "rank", "elite", "overall", "drift", "constraint", "contra", "compress", "cases", "qualifies")
+    tables: dict[tuple, Table] = {}
     for r in rows:
         if runs is not None and tuple(r[:3]) not in set(runs):
             continue
-        table.add_row(*r[:5], "-" if r[5] is None else str(r[5]), *(f"{v:.3f}" for v in r[6:11]),
-                      f"{r[11]:.2f}x", f"{r[12]}/{r[13]}", "yes" if r[14] else f"no: {r[15]}")
-    Console(stderr=stderr, width=200).print(table)
+        table = tables.get(tuple(r[:4]))
+        if table is None:
+            table = tables[tuple(r[:4])] = Table(title=f"CompactBench {r[0]}: {r[1]} / {r[2]}, target {r[3]}, "
+                                                       f"tier {tier} ({db})")
+            for col in cols:
+                table.add_column(col, justify="left" if col in ("compactor", "qualifies") else "right")
+        table.add_row(r[4], "-" if r[5] is None else str(r[5]), *(f"{v:.3f}" for v in r[6:11]), f"{r[11]:.2f}x",
+                      f"{r[12]}/{r[13]}", "yes" if r[14] else "no: " + _short(r[15]))
+    for table in tables.values():
+        console.print(table)
+    console.print("(why a run does not qualify, in full: select reasons from compact_ranking)")
+
+
+def _short(reasons: str) -> str:
+    """One word per failed floor (the full text is compact_ranking.reasons)."""
+    words = {"compression": "compression", "contradiction_rate": "contradiction", "family": "family"}
+    out = [words.get(r.split()[0], "incomplete") for r in reasons.split("; ") if r]
+    return ", ".join(dict.fromkeys(out))
 
 
 def _scores(args: argparse.Namespace) -> int:

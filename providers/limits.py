@@ -33,17 +33,32 @@ class Pacer:
     bucket cannot refund.
     """
 
-    __slots__ = ("rate", "_tat")
+    __slots__ = ("rate", "_tat", "_sent", "_interval", "_slack")
 
     def __init__(self, per_minute: float):
         self.rate = per_minute / 60.0
         self._tat = 0.0  # theoretical arrival time of the next free slot (monotonic)
+        # The same rule over actual departures: when the event loop stalls,
+        # several booked callers wake together; they must leave an interval
+        # apart again, not in a burst. Lateness up to half an interval is
+        # forgiven, so ordinary timer jitter costs no rate.
+        self._sent = 0.0
+        self._interval = 1.0 / self.rate
+        self._slack = 0.5 * self._interval
 
     def book(self, amount: float, now: float) -> float:
         """Reserve ``amount`` units; returns the seconds to wait before using them."""
         tat = self._tat if self._tat > now else now
         self._tat = tat + amount / self.rate
         return tat - now
+
+    def depart(self, now: float) -> float:
+        """Book a departure slot after the booked slot has come; seconds still to wait."""
+        slot = self._sent - self._slack
+        if slot < now:
+            slot = now
+        self._sent = (self._sent if self._sent > slot else slot) + self._interval
+        return slot - now
 
     def adjust(self, amount: float) -> None:
         """Charge (or refund, if negative) units after the fact."""
@@ -69,12 +84,18 @@ class RateLimit:
             wait = max(wait, self._tokens.book(tokens, now))
         return wait
 
+    def depart(self, now: float) -> float:
+        return self._requests.depart(now) if self._requests is not None else 0.0
+
     def settle(self, delta: int) -> None:
         if self._tokens is not None and delta:
             self._tokens.adjust(delta)
 
     async def acquire(self, tokens: int) -> None:
         wait = self.book(tokens, time.monotonic())
+        if wait > 0:
+            await anyio.sleep(wait)
+        wait = self.depart(time.monotonic())
         if wait > 0:
             await anyio.sleep(wait)
 
@@ -109,9 +130,7 @@ class Limits:
             # Book one limit at a time, the account's last: its slot is the one
             # closest to the moment the request leaves.
             for lim in self._limits:
-                wait = lim.book(tokens, time.monotonic())
-                if wait > 0:
-                    await anyio.sleep(wait)
+                await lim.acquire(tokens)
         except BaseException:
             for gate in gates:
                 gate.release()

@@ -138,10 +138,17 @@ def ensure_compactbench(con: duckdb.DuckDBPyConnection) -> None:
 RunKey = tuple[str, str, str, str, str]  # mode, suite, difficulty, model, compactor
 
 
+_CASE_COLUMNS = ("mode", "case_id", "suite", "suite_version", "template_key", "template_version", "family",
+                 "family_from_key", "seed_group", "slot", "seed", "difficulty", "n_items", "n_turns", "case_tokens")
+
+
 def record_cases(con: duckdb.DuckDBPyConnection, rows: list[tuple]) -> None:
-    """compact_cases rows: (mode, case_id, suite, suite_version, template_key, template_version, family,
-    family_from_key, seed_group, slot, seed, difficulty, n_items, n_turns, case_tokens)."""
-    con.executemany("INSERT OR REPLACE INTO compact_cases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    """compact_cases rows, as tuples in _CASE_COLUMNS order (one insert: executemany is slow in DuckDB)."""
+    if not rows:
+        return
+    cases = pa.table({c: pa.array(v, type=pa.uint64() if c == "seed" else None)  # noqa: F841
+                      for c, v in zip(_CASE_COLUMNS, zip(*rows))})
+    con.execute(f"INSERT OR REPLACE INTO compact_cases SELECT {', '.join(_CASE_COLUMNS)} FROM cases")
 
 
 def start_run(con: duckdb.DuckDBPyConnection, key: RunKey, *, suite_version: str, seed_group: str,

@@ -89,7 +89,7 @@ class UnitRunner:
         case = u.planned.case
         full = case.transcript
         artifact: CompactionArtifact | None = None
-        compactor = None
+        compactor: list[Any] = []  # built on first use: a resumed unit may need none
         for cycle in range(self.cycles):
             given = full if not self.mode.strip_tags else full.without_tags()
             if cycle >= 1:
@@ -108,8 +108,6 @@ class UnitRunner:
             if stored is not None:
                 artifact = from_json(stored)
             else:
-                if compactor is None:
-                    compactor = self.make_compactor(u.model, u.compactor)
                 artifact = await self._compact(u, cycle, compactor, given, artifact, full)
                 if artifact is None:
                     return self._skip(u, cycle)
@@ -149,13 +147,15 @@ class UnitRunner:
                                   output_tokens=res.output_tokens, model_version=res.model_version))
         return text
 
-    async def _compact(self, u: Unit, cycle: int, compactor: Any, given: Transcript,
+    async def _compact(self, u: Unit, cycle: int, compactor: list[Any], given: Transcript,
                        previous: CompactionArtifact | None, full: Transcript) -> CompactionArtifact | None:
         started = _now()
         usage = Usage()
         token = CURRENT_USAGE.set(usage)
         try:
-            artifact = from_obj(await compactor.compact(given, previous))
+            if not compactor:
+                compactor.append(self.make_compactor(u.model, u.compactor))
+            artifact = from_obj(await compactor[0].compact(given, previous))
         except ProviderError as e:
             await self.put(self._step(u, cycle, "compact", started, status="error", error_class=e.klass.value,
                                       error=str(e)[:1000], attempts=usage.attempts + e.attempts,

@@ -46,16 +46,17 @@ def _value(spec: dict[str, Any], check: str) -> str:
     return value
 
 
-def run_check(spec: dict[str, Any], response: str) -> float:
+def run_check(spec: dict[str, Any], response: str, normalized: str | None = None) -> float:
+    """The item's score in [0, 1]; `normalized` is `normalize(response)` when the caller has it."""
     check = spec.get("check")
     if not check:
         raise ScoringError("expected spec is missing a 'check' key")
-    if check == "contains_normalized":
+    if check in ("contains_normalized", "forbidden_absent"):
         value = _value(spec, check)
-        return 1.0 if not value or normalize(value) in normalize(response) else 0.0
-    if check == "forbidden_absent":
-        value = _value(spec, check)
-        return 1.0 if not value or normalize(value) not in normalize(response) else 0.0
+        if not value:
+            return 1.0
+        found = normalize(value) in (normalized if normalized is not None else normalize(response))
+        return 1.0 if found == (check == "contains_normalized") else 0.0
     if check == "exact":
         return 1.0 if _value(spec, check).strip() == response.strip() else 0.0
     if check == "set_match":
@@ -64,7 +65,7 @@ def run_check(spec: dict[str, Any], response: str) -> float:
             raise ScoringError("'set_match' requires 'values' to be a list of strings")
         if not values:
             return 1.0
-        norm = normalize(response)
+        norm = normalized if normalized is not None else normalize(response)
         return sum(1 for v in values if normalize(v) in norm) / len(values)
     raise ScoringError(f"unknown check type {check!r}. Known: ['contains_normalized', 'forbidden_absent', "
                        "'exact', 'set_match']")
@@ -80,24 +81,22 @@ class ItemScore(msgspec.Struct, frozen=True):
 
 def score_item(item: EvaluationItem, response: str, truth: GroundTruth, mode: Mode) -> ItemScore:
     """Score one response (already stripped, as CompactBench strips it)."""
-    score = run_check(item.expected, response)
+    norm = normalize(response)  # once: responses can be long and are searched several times
+    score = run_check(item.expected, response, norm)
     weight = WEIGHTS.get(item.item_type, 1.0)
     check = str(item.expected.get("check", "unknown"))
     if mode.contradiction == "non_recall_items":
         counted = item.item_type not in RECALL_TYPES
-        violates = counted and _names_forbidden(response, truth.forbidden_behaviors)
+        violates = counted and _names_forbidden(norm, truth.forbidden_behaviors)
     else:
         # Methodology: over every response. A response violates when it names a
         # forbidden behaviour, unless the item asks it to name one.
         counted = True
         exempt = check == "contains_normalized" and normalize(str(item.expected.get("value", ""))) in {
             normalize(f) for f in truth.forbidden_behaviors}
-        violates = not exempt and _names_forbidden(response, truth.forbidden_behaviors)
+        violates = not exempt and _names_forbidden(norm, truth.forbidden_behaviors)
     return ItemScore(score, weight, check, violates, counted)
 
 
-def _names_forbidden(response: str, forbidden: tuple[str, ...]) -> bool:
-    if not forbidden:
-        return False
-    norm = normalize(response)
-    return any(normalize(f) in norm for f in forbidden)
+def _names_forbidden(normalized: str, forbidden: tuple[str, ...]) -> bool:
+    return any(normalize(f) in normalized for f in forbidden)

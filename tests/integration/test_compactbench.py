@@ -227,7 +227,9 @@ def test_sigint_then_resume_finishes_without_asking_twice(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "engine", "compactbench", "run", str(m), "--db", str(db),
                                  "--benchmarks-dir", str(BENCHMARKS), "--quiet"], cwd=ROOT,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(4)
+        deadline = time.monotonic() + 60
+        while sim.stats()["total"] < 100 and time.monotonic() < deadline:  # well under way, far from done
+            time.sleep(0.1)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
@@ -252,7 +254,9 @@ def test_bad_input_is_one_line(tmp_path):
     for section, msg in (('targets = ["nobody"]', "targets: 'nobody'"), ('suite = "nosuch"', "suite 'nosuch' not found"),
                          ('templates = ["nope"]', "no template(s) nope"),
                          ('[[compactbench.compactors]]\nname = "p"\nplugin = "missing.py:X"', "file not found"),
-                         ('difficulty = "elite"', "no distractor_turns for difficulty 'elite'")):
+                         ('difficulty = "elite"', "no distractor_turns for difficulty 'elite'"),
+                         ('[[compactbench.compactors]]\nname = "t"\nkind = "truncate-last-n"\noptions = { n = 0 }',
+                          "compactor 't' cannot be built")):
         toml(m, "http://127.0.0.1:9/v1", section=section)
         r = cb_run(m, tmp_path / "r.duckdb")
         assert r.returncode == 2 and msg in r.stderr, r.stderr

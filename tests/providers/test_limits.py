@@ -127,3 +127,17 @@ def test_anthropic_headers_use_absolute_reset_times():
     h = {"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0",
          "anthropic-ratelimit-requests-reset": reset}
     assert header_pause(h, "anthropic-ratelimit", False, 10) == pytest.approx(10 / 50, abs=0.01)
+
+
+def test_callers_woken_together_after_a_stall_leave_an_interval_apart():
+    p = Pacer(600)  # 0.1 s apart
+    booked = [p.book(1, now=0.0) for _ in range(4)]  # slots 0, 0.1, 0.2, 0.3
+    assert booked == pytest.approx([0.0, 0.1, 0.2, 0.3])
+    # The loop stalled: all four wake at t = 1.0. Only the first may go at once.
+    departures = [1.0 + p.depart(1.0) for _ in range(4)]
+    assert departures == pytest.approx([1.0, 1.05, 1.15, 1.25])
+    # On-time callers with small jitter never wait at departure.
+    q = Pacer(600)
+    for i in range(5):
+        t = q.book(1, now=0.0) + (0.003 if i % 2 else 0.0)
+        assert q.depart(t) == 0.0

@@ -58,9 +58,7 @@ def _fixture(benchmarks, mode: Mode, slots: int = 2):
     rng = random.Random(11)
     data = {}  # (compactor, case_id, cycle) -> (artifact, {item_key: response})
     for name, (right, forbid, size) in PROFILES.items():
-        rng_c = random.Random(11) if name == "twin" else rng  # twin: the same answers as good
-        if name == "good":
-            rng_c = random.Random(11)
+        rng_c = random.Random(11) if name in ("good", "twin") else rng  # twin: the same data as good
         for pc in cases:
             for cycle in range(DRIFT + 1):
                 art = _artifact(rng_c, pc, size)
