@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import signal
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,6 +43,7 @@ from benchmark.compactbench.templates import DIFFICULTIES, TemplateError, find_t
 from benchmark.dataset import Message
 from engine.config import ModelConfig, ModelsFile, base_url, load_models
 from engine.errors import UserError
+from engine.interrupt import Interrupt
 from engine.progress import Progress, log
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError
@@ -328,24 +328,14 @@ async def _lanes(args, models, mode, cycles, cases, classes, specs, stamps, done
             for _ in range(width):
                 tg.start_soon(worker)
 
-    interrupted = False
-    lanes_scope = anyio.CancelScope()
-
-    async def watch_signals() -> None:
-        nonlocal interrupted
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                interrupted = True
-                log("interrupted: saving what is done (run the same command to resume)")
-                lanes_scope.cancel()
-                return
+    interrupt = Interrupt()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(writer.run)
         tg.start_soon(progress.show)
-        tg.start_soon(watch_signals)
+        tg.start_soon(interrupt.watch)
         try:
-            with lanes_scope:
+            with interrupt.scope:
                 async with anyio.create_task_group() as lanes:
                     for t in dict.fromkeys(t for t, _ in stamps):
                         # A unit mostly waits on its own calls: a few more units than
@@ -359,7 +349,7 @@ async def _lanes(args, models, mode, cycles, cases, classes, specs, stamps, done
             tg.cancel_scope.cancel()
     for line in progress.summary_lines():
         log(line, quiet=args.quiet)
-    return interrupted, writer.rows_written, sum(c.errors for c in progress.counters.values())
+    return interrupt.happened, writer.rows_written, sum(c.errors for c in progress.counters.values())
 
 
 # --------------------------------------------------------------------------- scores

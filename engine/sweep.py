@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,6 +15,7 @@ import orjson
 from benchmark.suite import load_suite
 from engine.config import ModelConfig, ModelsFile, base_url, load_models
 from engine.errors import UserError
+from engine.interrupt import Interrupt
 from engine.plan import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
 from engine.progress import Progress, log
 from engine.scheduler import Budget, Stamps, run_lane
@@ -211,24 +211,14 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
                budget: Budget | None, limits: dict[str, Limits]) -> SweepResult:
     providers = {m.name: _provider(m, limits[m.name]) for m in cfg.models}
     writer = Writer(con)
-    interrupted = False
-    lanes_scope = anyio.CancelScope()
-
-    async def watch_signals() -> None:
-        nonlocal interrupted
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                interrupted = True
-                log("interrupted: saving what is done (run the same command to resume)", quiet=False)
-                lanes_scope.cancel()
-                return
+    interrupt = Interrupt()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(writer.run)
         tg.start_soon(progress.show)
-        tg.start_soon(watch_signals)
+        tg.start_soon(interrupt.watch)
         try:
-            with lanes_scope:
+            with interrupt.scope:
                 async with anyio.create_task_group() as lanes:
                     for m in cfg.models:
                         work = lane(planned, lambda d, m=m.name: counts.get((m, d), 0),
@@ -242,4 +232,4 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
                 await writer.close()
                 await writer.finished.wait()
             tg.cancel_scope.cancel()
-    return SweepResult(rows_written=writer.rows_written, interrupted=interrupted, errors=0)
+    return SweepResult(rows_written=writer.rows_written, interrupted=interrupt.happened, errors=0)

@@ -1,5 +1,7 @@
+import os
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import duckdb
@@ -27,3 +29,15 @@ def query(db: Path, sql: str):
         return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+LLAMA_URL = os.environ.get("ENGINE_LLAMA_URL", "http://127.0.0.1:8090/v1")
+
+
+def llama_reachable(timeout: float = 15) -> bool:
+    """The real llama.cpp server answers (generously: it serves one request at a time)."""
+    try:
+        with urllib.request.urlopen(LLAMA_URL + "/models", timeout=timeout) as r:
+            return r.status == 200
+    except OSError:
+        return False

@@ -5,30 +5,15 @@ Kept tiny: the server answers one request at a time (0.3-3 s each).
 
 from __future__ import annotations
 
-import os
-import urllib.request
-
 import pytest
 
-from tests.integration.helpers import query
+from tests.integration.helpers import LLAMA_URL, llama_reachable, query
 from tests.integration.test_compactbench import BENCHMARKS, cb_run, toml
-
-LLAMA_URL = os.environ.get("ENGINE_LLAMA_URL", "http://127.0.0.1:8090/v1")
-
-
-def _reachable() -> bool:
-    try:
-        # Generous: the server answers one request at a time, and other tests may be using it.
-        with urllib.request.urlopen(LLAMA_URL + "/models", timeout=15) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
 
 pytestmark = [
     pytest.mark.llama,
     pytest.mark.skipif(not BENCHMARKS.is_dir(), reason=f"CompactBench templates not found at {BENCHMARKS}"),
-    pytest.mark.skipif(not _reachable(), reason=f"llama.cpp server not reachable at {LLAMA_URL} "
+    pytest.mark.skipif(not llama_reachable(), reason=f"llama.cpp server not reachable at {LLAMA_URL} "
                        "(start it with ../shared/tools/local-llm-server.sh start)"),
 ]
 

@@ -1,27 +1,13 @@
 """Against the real llama.cpp server (`../shared/tools/local-llm-server.sh start`)."""
 
-import os
-import urllib.request
-
 import pytest
 
 from benchmark import registry
-from tests.integration.helpers import query, run_cli
-
-LLAMA_URL = os.environ.get("ENGINE_LLAMA_URL", "http://127.0.0.1:8090/v1")
-
-
-def _reachable() -> bool:
-    try:
-        with urllib.request.urlopen(LLAMA_URL + "/models", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
+from tests.integration.helpers import LLAMA_URL, llama_reachable, query, run_cli
 
 pytestmark = [
     pytest.mark.llama,
-    pytest.mark.skipif(not _reachable(), reason=f"llama.cpp server not reachable at {LLAMA_URL} "
+    pytest.mark.skipif(not llama_reachable(), reason=f"llama.cpp server not reachable at {LLAMA_URL} "
                        "(start it with ../shared/tools/local-llm-server.sh start)"),
 ]
 
