@@ -1,7 +1,7 @@
 """30 simulated models with different latencies and rate limits in one sweep.
 
     .venv/bin/python bench/rate_limits.py                 # ~45 s
-    .venv/bin/python bench/rate_limits.py --items 100     # quicker, coarser
+    .venv/bin/python bench/rate_limits.py --seconds 20    # quicker (startup weighs more)
 
 The 30 models of the paper's Table 3, each on its vendor's wire format
 (OpenAI-compatible, Anthropic Messages, Gemini generateContent), each with its
@@ -10,8 +10,11 @@ account limit. The simulated server (its own process) enforces every limit
 over a sliding window and counts the 429s it had to send. The engine is given
 the same limits in models.toml, and must finish within 5% of the time the
 limits allow (the slowest lane's items divided by its rate) with no 429.
-The server's window is shortened to --window seconds (limits scaled to it) so
-that a 45-second run spans several windows: a client that bursts is caught.
+The server's window is shortened to --window seconds (default 15; limits
+scaled to it) so that a 40-second lane spans several windows: a client that
+bursts, or paces above its limit, is caught. (The engine paces 1% under each
+limit: over a real 60 s window that is 600 ms of slack for network and
+scheduling jitter, over 15 s it is 150 ms.)
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ def main() -> None:
     ap.add_argument("--db")
     ap.add_argument("--items", type=int, default=200, help="items per model (default 200)")
     ap.add_argument("--seconds", type=float, default=40.0, help="what the slowest lane's limit allows (default 40)")
-    ap.add_argument("--window", type=float, default=10.0, help="the server's rate window in seconds (default 10)")
+    ap.add_argument("--window", type=float, default=15.0, help="the server's rate window in seconds (default 15)")
     args = ap.parse_args()
     if args.child:
         return child(args)
@@ -137,7 +140,8 @@ def main() -> None:
     profiles = {r["name"]: {"latency_ms": r["latency_ms"], "jitter_ms": r["latency_ms"] * 0.2,
                             "rpm": r["per_window"], **({"account": r["account"]} if r["account"] else {})}
                 for r in rows}
-    flags = f" --items {args.items}" if args.items != 200 else ""
+    flags = "".join(f" --{k} {v:g}" for k, v, d in (("items", args.items, 200), ("seconds", args.seconds, 40.0),
+                                                   ("window", args.window, 15.0)) if v != d)
     print(f"# command: .venv/bin/python bench/rate_limits.py{flags}")
     print(f"# machine: {os.cpu_count()} cores; simulated server in its own process, "
           f"rate limits over a sliding {args.window:g} s window")

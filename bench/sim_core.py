@@ -26,7 +26,7 @@ import orjson
 # the answer (rendered per wire: OpenAI message.refusal / content_filter,
 # Anthropic stop_reason "refusal", Gemini promptFeedback / finishReason SAFETY).
 FAULT_KINDS = ("429", "500", "503", "malformed", "drop", "quota", "overloaded", "refusal", "blocked")
-ANSWER_MODES = ("letter", "echo", "gold", "fixed")
+ANSWER_MODES = ("letter", "echo", "gold", "fixed", "judge")  # judge[:malformed[:refuse]]: bench/sim_judge.py
 MODEL_SUFFIX = "-sim-2024"
 # Knobs a model profile may override; everything else is server-wide.
 PROFILE_KEYS = ("latency_ms", "jitter_ms", "rpm", "faults", "mode", "fail_first", "account")
@@ -120,7 +120,7 @@ def parse_profile(spec: str) -> tuple[str, dict[str, Any]]:
 
 def _check_mode(mode: str) -> str:
     if mode.split(":", 1)[0] not in ANSWER_MODES or mode == "fixed":
-        raise ValueError(f"unknown mode {mode!r}; use letter, echo, gold or fixed:<text>")
+        raise ValueError(f"unknown mode {mode!r}; use letter, echo, gold, fixed:<text> or judge[:malformed[:refuse]]")
     return mode
 
 
@@ -192,6 +192,10 @@ def make_answer(mode: str, last_user: str, texts: list[str]) -> str:
         return letter_answer(last_user)
     if mode == "echo":
         return last_user
+    if mode.startswith("judge"):
+        from bench.sim_judge import judge_reply
+
+        return judge_reply(mode, last_user)
     if mode == "gold":
         for text in reversed(texts):
             found = _GOLD_RE.search(text)

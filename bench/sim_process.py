@@ -26,7 +26,8 @@ class SimServerProcess:
     """``with SimServerProcess(latency_ms=50, faults={"500": 0.1}) as sim: sim.base_url``.
 
     Knobs are those of ``bench.sim_core.config_from_knobs`` (latency_ms,
-    jitter_ms, rpm, faults, mode, fail_first, profiles, models, api_key, seed,
+    jitter_ms, rpm, faults, mode, fail_first, account (profiles), profiles, models,
+    api_key (one key or a list), seed,
     strict_models, rpm_window_s). Works as a sync and an async context manager.
     """
 

@@ -65,6 +65,9 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     # max_completion_tokens, and no temperature/top_p/stop, which they refuse.
     reasoning: bool | None = None
     price: Price | None = None  # cost per item = reported tokens x price
+    # The model's context window in tokens: longer prompts are shortened by datasets that
+    # can (LongMemEval drops its oldest sessions, summaries cut the source); None: no limit.
+    context_tokens: int | None = None
     # Free description kept with the results: institution, open_source, params_b, family ...
     metadata: dict[str, Any] = {}
 
@@ -90,6 +93,9 @@ class ModelsFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     accounts: dict[str, Account] = {}
     # CompactBench's own section (targets, compactors); typed and validated by engine.compactbench.
     compactbench: dict[str, Any] = {}
+    # [judge]: a model used only to judge answers (docs/judges.md), never evaluated itself.
+    # Same keys as a [[models]] entry; `name` defaults to "judge"; [defaults] do not apply.
+    judge: ModelConfig | None = None
 
     def runnable(self) -> tuple[list[ModelConfig], list[tuple[ModelConfig, str]]]:
         """(models whose key is available, [(model, why it is skipped)])."""
@@ -144,6 +150,8 @@ def load_models(path: str | Path, *, check_env: bool = True) -> ModelsFile:
     unknown = set(defaults) - _MODEL_FIELDS - {"name"}
     if unknown or "name" in defaults:
         raise UserError(f"{path}: [defaults] has key(s) that are not model settings: {sorted(unknown | ({'name'} & set(defaults)))}")
+    if isinstance(doc.get("judge"), dict):
+        doc["judge"] = {"name": "judge", **doc["judge"]}
     raw_models = doc.get("models")
     if not isinstance(raw_models, list) or not raw_models:
         raise UserError(f"{path}: no [[models]] table: add at least one model")
@@ -159,8 +167,13 @@ def load_models(path: str | Path, *, check_env: bool = True) -> ModelsFile:
 
 def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
     seen: set[str] = set()
-    for i, m in enumerate(cfg.models):
-        where = f"{path}: models[{i}] (name {m.name!r})"
+    entries = [(f"{path}: models[{i}] (name {m.name!r})", m) for i, m in enumerate(cfg.models)]
+    if cfg.judge is not None:
+        if cfg.judge.name in {m.name for m in cfg.models}:
+            raise UserError(f"{path}: judge: name {cfg.judge.name!r} is also a model's name: the judge is "
+                            "never evaluated, give it another name")
+        entries.append((f"{path}: judge", cfg.judge))
+    for where, m in entries:
         if not m.name.strip():
             raise UserError(f"{where}: `name` is empty")
         if m.name in seen:
@@ -180,6 +193,8 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
                             "the adapter appends the documented path")
         if m.max_concurrency < 1:
             raise UserError(f"{where}: max_concurrency must be >= 1")
+        if m.context_tokens is not None and m.context_tokens < 256:
+            raise UserError(f"{where}: context_tokens must be >= 256 (the model's context window in tokens)")
         if m.price is not None and (m.price.input_per_mtok < 0 or m.price.output_per_mtok < 0):
             raise UserError(f"{where}: price: per-million-token prices must be >= 0")
         if m.reasoning is not None and m.provider != "openai":

@@ -14,7 +14,7 @@ from typing import TextIO
 import msgspec
 
 from engine.config import ModelConfig
-from engine.plan import PlannedDataset
+from engine.plan import PlannedDataset, samples_of
 from engine.sweep import SweepOptions, plan_sweep
 from providers.http import DEFAULT_MAX_OUTPUT
 from store import resume
@@ -58,7 +58,7 @@ def _estimate_model(m: ModelConfig, planned: list[PlannedDataset], tokens: dict[
     for p in planned:
         skip = done.get((m.name, p.id), set())
         for it in p.items:
-            for s in range(p.dataset.samples):
+            for s in range(samples_of(p.dataset, it.id)):
                 if (it.id, s) not in skip:
                     items += 1
                     tok_in += tokens[p.id][it.id]

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator
 import msgspec
 
 from benchmark import registry
+from benchmark.context import fitted
 from benchmark.dataset import Dataset, DataMissing, Item, stable_hash
 from benchmark.sampling import seeded_sample
 from engine.errors import UserError
@@ -38,6 +39,8 @@ class PlannedDataset(msgspec.Struct, frozen=True):
 
     @property
     def size(self) -> int:
+        if hasattr(self.dataset, "samples_of"):
+            return sum(self.dataset.samples_of(item_id) for item_id, _ in self.records)
         return len(self.records) * self.dataset.samples
 
     @property
@@ -85,22 +88,36 @@ def run_stamp(ds: Dataset, generation: dict) -> str:
     return stable_hash(ds.prompt_hash(), sorted(generation.items()), length=12)
 
 
+def samples_of(ds: Dataset, item_id: str) -> int:
+    """Answers wanted for one item: the dataset's `samples`, or its per-item `samples_of`."""
+    per_item = getattr(ds, "samples_of", None)
+    return per_item(item_id) if per_item is not None else ds.samples
+
+
+def render(ds: Dataset, item_id: str, raw: Any, sample: int, budget: int | None = None) -> Item:
+    """The prompt of one sample, fitted to a prompt budget (benchmark.context)."""
+    variant = getattr(ds, "render_sample", None)
+    item = variant(item_id, raw, sample) if variant is not None and sample else ds.render(item_id, raw)
+    return fitted(ds, item_id, raw, item, budget)
+
+
 def lane(planned: list[PlannedDataset], done_count: Callable[[str], int],
-         done_keys: Callable[[str], set[tuple[str, int]]]) -> Iterator[Work]:
+         done_keys: Callable[[str], set[tuple[str, int]]], prompt_tokens: int | None = None) -> Iterator[Work]:
     """A model's pending work, dataset by dataset.
 
     A dataset whose planned items are all done is skipped without reading its
     keys; a partly done one (an interrupted run) loads its done keys once.
+    ``prompt_tokens``: the model's prompt budget (None: unlimited); longer
+    items are shortened by datasets that can (``fit``), else sent as they are.
     """
     for p in planned:
         n_done = done_count(p.id)
         if n_done >= p.size:
             continue
         done = done_keys(p.id) if n_done else set()
-        samples = p.dataset.samples
         for item_id, raw in p.records:
-            pending = [s for s in range(samples) if (item_id, s) not in done]
+            pending = [s for s in range(samples_of(p.dataset, item_id)) if (item_id, s) not in done]
             if pending:
-                item = p.dataset.render(item_id, raw)
+                item = render(p.dataset, item_id, raw, 0, prompt_tokens)
                 for s in pending:
-                    yield Work(p, item, s)
+                    yield Work(p, item if s == 0 else render(p.dataset, item_id, raw, s, prompt_tokens), s)

@@ -12,10 +12,12 @@ import duckdb
 import msgspec
 import orjson
 
+from benchmark.context import prompt_budget
 from benchmark.suite import load_suite
 from engine.config import ModelConfig, ModelsFile, base_url, load_models
 from engine.errors import UserError
 from engine.interrupt import Interrupt
+from engine.judge import JudgeLane, JudgePlan, plan_judging
 from engine.plan import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
 from engine.progress import Progress, log
 from engine.scheduler import Budget, Stamps, run_lane
@@ -131,9 +133,11 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
     for m in names:
         progress.add(m, total, sum(min(counts.get((m, p.id), 0), p.size) for p in planned))
 
+    judging = plan_judging(cfg, planned, con, run_id=run_id, counts=counts, fresh=opts.fresh,
+                           models_path=opts.models_path, quiet=opts.quiet)
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
-    result = anyio.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits)
+    result = anyio.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging)
     outcome = "interrupted" if result.interrupted else "budget" if budget and budget.stopped else "complete"
     con.execute("UPDATE runs SET finished_at = ?, outcome = ? WHERE run_id = ?",
                 [datetime.now(timezone.utc), outcome, run_id])
@@ -190,7 +194,7 @@ def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
     rates = {name: RateLimit(a.rpm, a.tpm) for name, a in cfg.accounts.items()}
     pools = {name: AdaptiveLimit(a.max_concurrency) for name, a in cfg.accounts.items() if a.max_concurrency}
     out = {}
-    for m in cfg.models:
+    for m in [*cfg.models, *([cfg.judge] if cfg.judge is not None else [])]:
         gates = [AdaptiveLimit(m.max_concurrency)] if m.adaptive else []
         if m.account in pools:
             gates.append(pools[m.account])
@@ -208,28 +212,44 @@ def _provider(m: ModelConfig, limits: Limits):
 
 async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection,
                stamps: dict[str, Stamps], counts: dict, partial: dict, progress: Progress,
-               budget: Budget | None, limits: dict[str, Limits]) -> SweepResult:
+               budget: Budget | None, limits: dict[str, Limits], judging: JudgePlan | None = None) -> SweepResult:
     providers = {m.name: _provider(m, limits[m.name]) for m in cfg.models}
     writer = Writer(con)
     interrupt = Interrupt()
+    # Judged datasets' answers also go to the judge lane (engine/judge.py); it ends after the models.
+    judge = JudgeLane(judging, con, limits[judging.judge.name], progress) if judging else None
+    answers = judge.tee(writer) if judge else writer
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(writer.run)
+        if judge:
+            tg.start_soon(judge.writer.run)
         tg.start_soon(progress.show)
         tg.start_soon(interrupt.watch)
         try:
             with interrupt.scope:
                 async with anyio.create_task_group() as lanes:
-                    for m in cfg.models:
-                        work = lane(planned, lambda d, m=m.name: counts.get((m, d), 0),
-                                    lambda d, m=m.name: partial.get((m, d), set()))
-                        lanes.start_soon(run_lane, m.name, providers[m.name], work, m.max_concurrency,
-                                         writer, stamps[m.name], progress, budget)
+                    if judge:
+                        lanes.start_soon(judge.run)
+                    async with anyio.create_task_group() as models:
+                        for m in cfg.models:
+                            work = lane(planned, lambda d, m=m.name: counts.get((m, d), 0),
+                                        lambda d, m=m.name: partial.get((m, d), set()),
+                                        prompt_budget(m.context_tokens, m.max_tokens))
+                            models.start_soon(run_lane, m.name, providers[m.name], work, m.max_concurrency,
+                                              answers, stamps[m.name], progress, budget)
+                    if judge:
+                        await judge.answers_done()
         finally:
             with anyio.CancelScope(shield=True):
                 for p in providers.values():
                     await p.aclose()
                 await writer.close()
                 await writer.finished.wait()
+                if judge:
+                    await judge.aclose()
             tg.cancel_scope.cancel()
-    return SweepResult(rows_written=writer.rows_written, interrupted=interrupt.happened, errors=0)
+    if judge:
+        log(judge.summary(), quiet=opts.quiet)
+    judged = judge.writer.rows_written if judge else 0
+    return SweepResult(rows_written=writer.rows_written + judged, interrupted=interrupt.happened, errors=0)

@@ -13,8 +13,8 @@ from typing import Any, Mapping, Sequence
 import aiohttp
 
 from providers.base import ChatResult
-from providers.errors import ErrorClass, ProviderError, classify_exception, classify_status, error_message, \
-    retry_after, safety_block
+from providers.errors import (ErrorClass, ProviderError, classify_exception, classify_status, error_message,
+                              retry_after, safety_block)
 from providers.limits import OK, OTHER, THROTTLED, Limits
 from providers.retry import with_retries
 

@@ -64,11 +64,6 @@ class Pacer:
         """Charge (or refund, if negative) units after the fact."""
         self._tat += amount / self.rate
 
-    def push(self, until: float) -> None:
-        """Nothing leaves before ``until`` (the server asked us to wait)."""
-        if until > self._tat:
-            self._tat = until
-
 
 class RateLimit:
     """rpm and tpm together."""

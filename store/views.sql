@@ -76,7 +76,10 @@ SELECT model, dataset, metric, any_value(is_primary) AS is_primary, count(*) AS 
        END AS value
 FROM metric_inputs
 WHERE NOT (kind = 'mean' AND a_source = 'score')
-GROUP BY model, dataset, metric;
+GROUP BY model, dataset, metric
+-- Metrics computed from judge verdicts (store/judgements.sql), never primary.
+UNION ALL
+SELECT model, dataset, metric, is_primary, n, value FROM judge_metric_values;
 
 -- Each suite method with its concrete metric (NULL metric = the dataset's primary one).
 CREATE OR REPLACE VIEW suite_methods_resolved AS
@@ -301,4 +304,5 @@ SELECT m.suite, m.version, m.dataset, m.method,
             ELSE 'the dataset declares no metric ' || m.metric END AS problem
 FROM suite_methods_resolved m
 WHERE m.dataset IN (SELECT dataset FROM dataset_metrics)
-  AND (m.metric IS NULL OR m.metric NOT IN (SELECT metric FROM dataset_metrics d WHERE d.dataset = m.dataset));
+  AND (m.metric IS NULL OR m.metric NOT IN (SELECT metric FROM dataset_metrics d WHERE d.dataset = m.dataset))
+  AND (m.metric IS NULL OR m.metric NOT IN (SELECT metric FROM judge_metrics j WHERE j.dataset = m.dataset));

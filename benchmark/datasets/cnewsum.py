@@ -9,8 +9,9 @@ test split only. Fields: ``article`` (list of word-segmented sentences),
 ``summary`` (word-segmented). The segmentation spaces are removed except
 between two Latin letters/digits ("iPhone 6" stays). Item id: the record ``id``.
 
-Placeholder scoring until the judge method lands: ROUGE-1 F (primary, the
-reference's score), ROUGE-2 F, ROUGE-L F on character tokens
+Scored by the judge (completeness, conciseness, faithfulness, fluency; see
+benchmark/datasets/_summary.py) and by ROUGE-1 F (primary metric of the
+adapter, the reference's score), ROUGE-2 F, ROUGE-L F on character tokens
 (benchmark/textmetrics.py), jieba-free.
 """
 
@@ -18,9 +19,8 @@ from __future__ import annotations
 
 import re
 
-from benchmark.freetext import ROUGE, TextDataset
+from benchmark.datasets._summary import register_summary, source_meta
 from benchmark.loaders import Files
-from benchmark.registry import register
 
 _SEG_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
 
@@ -37,22 +37,19 @@ def _article(row: dict) -> dict:
     return {"_article": "".join(unsegment(s) for s in sents)}
 
 
-register(
-    TextDataset(
-        id="cnewsum",
-        language="zh",
-        files=(
-            Files("original", "test.simple*.jsonl", "jsonl"),
-            Files("reference", "basic_ability/NLG/CNewSum/test.simple*.jsonl", "jsonl"),
-        ),
-        item_id="{id}",
-        skip_repeats=True,
-        answer="summary",
-        task="请为下面这篇新闻写一段简短的摘要，用一两句话概括其要点，不超过60个字。",
-        body="新闻：{_article}",
-        derive=_article,
-        gold=lambda row: unsegment(str(row["summary"])),
-        scorer=ROUGE,
-        max_tokens=128,
-    )
+register_summary(
+    id="cnewsum",
+    language="zh",
+    files=(
+        Files("original", "test.simple*.jsonl", "jsonl"),
+        Files("reference", "basic_ability/NLG/CNewSum/test.simple*.jsonl", "jsonl"),
+    ),
+    item_id="{id}",
+    skip_repeats=True,
+    task="请为下面这篇新闻写一段简短的摘要，用一两句话概括其要点，不超过60个字。",
+    body="新闻：{_article}",
+    derive=_article,
+    gold=lambda row: unsegment(str(row["summary"])),
+    meta_fields=source_meta("_article"),
+    max_tokens=128,
 )

@@ -8,8 +8,9 @@ LCSTS PART II; the team folder keeps the first 1,000 lines), item id = the
 instruction sentence + the text, ``output``; every ``id`` there is 0, so the
 item id is a hash of the text, and the instruction sentence is removed; its 4 repeated pairs are read once: 296 items).
 
-Placeholder scoring until the judge method lands: ROUGE-1 F (primary, the
-reference's score), ROUGE-2 F, ROUGE-L F on character tokens
+Scored by the judge (completeness, conciseness, faithfulness, fluency; see
+benchmark/datasets/_summary.py) and by ROUGE-1 F (primary metric of the
+adapter, the reference's score), ROUGE-2 F, ROUGE-L F on character tokens
 (benchmark/textmetrics.py), jieba-free.
 """
 
@@ -19,9 +20,8 @@ from pathlib import Path
 from typing import Iterator
 
 from benchmark.dataset import stable_hash
-from benchmark.freetext import ROUGE, TextDataset
+from benchmark.datasets._summary import register_summary, source_meta
 from benchmark.loaders import Files, read_rows
-from benchmark.registry import register
 
 # The instruction sentence the reference's copy puts before every text.
 _REF_PREFIX = "在本任务中，您将获得一段文本，您的任务是生成该文本的摘要。"
@@ -46,22 +46,19 @@ def lcsts_rows(files: Files, path: Path) -> Iterator[tuple[int, dict]]:
         yield n, {"_id": "h" + stable_hash(text, length=12), "text": text, "summary": str(row["output"]).strip()}
 
 
-register(
-    TextDataset(
-        id="lcsts",
-        language="zh",
-        files=(
-            Files("original", "test.src.txt", "paired-lines"),
-            Files("reference", "basic_ability/NLG/lcsts/test.json", "jsonl"),
-        ),
-        rows=lcsts_rows,
-        item_id="{_id}",
-        skip_repeats=True,  # the reference's copy repeats 4 of its 300 pairs
-        answer="summary",
-        task="请为下面这段新闻短文写一句标题式的摘要，概括其最主要的信息，不超过30个字。",
-        body="短文：{text}",
-        gold="summary",
-        scorer=ROUGE,
-        max_tokens=64,
-    )
+register_summary(
+    id="lcsts",
+    language="zh",
+    files=(
+        Files("original", "test.src.txt", "paired-lines"),
+        Files("reference", "basic_ability/NLG/lcsts/test.json", "jsonl"),
+    ),
+    rows=lcsts_rows,
+    item_id="{_id}",
+    skip_repeats=True,  # the reference's copy repeats 4 of its 300 pairs
+    task="请为下面这段新闻短文写一句标题式的摘要，概括其最主要的信息，不超过30个字。",
+    body="短文：{text}",
+    gold="summary",
+    meta_fields=source_meta("text"),
+    max_tokens=64,
 )

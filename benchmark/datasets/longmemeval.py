@@ -11,22 +11,38 @@ Prompt: every session as ``Session on <date>`` then ``User:``/``Assistant:``
 lines, then the current date (``question_date``, which the reference leaves
 out although temporal questions need it) and the question.
 
-Placeholder scoring until the judge method (the official LongMemEval metric)
-lands: token recall as in the reference (share of the gold answer's tokens,
-with repeats, found in the reply), but on SQuAD-normalised tokens (lower case,
-no punctuation or articles) rather than raw whitespace tokens; ``answer`` may be
+Two methods. The judge (LongMemEval's official metric): the judge model gets
+LongMemEval's own yes/no prompt for the question's type (temporal reasoning
+tolerates off-by-one day counts, knowledge updates accept the updated answer,
+preference questions are judged against their rubric, abstention questions
+``_abs`` are judged on recognising the question as unanswerable); accuracy
+overall and per type (``benchmark.judges.LongMemEvalRubric``). And token
+recall as in the reference (share of the gold answer's tokens, with repeats,
+found in the reply), but on SQuAD-normalised tokens (lower case, no
+punctuation or articles) rather than raw whitespace tokens; ``answer`` may be
 an integer and is read as text. The primary ``recall`` averages the factual
 questions only: for abstention questions (``_abs``) the gold is an explanation
 of why the question cannot be answered, and for single-session-preference
 questions a rubric, so recall against them means nothing; ``recall_all``
 averages every item (the reference's number), and token F1 / exact match are
 recorded too.
+
+Long histories: when the prompt is over the model's context (models.toml
+``context_tokens``), the oldest sessions are dropped first (then the oldest
+turns of the last session), the question is always kept, and the prompt says
+how many sessions were left out. ``truncated`` (0/1) and
+``sessions_dropped`` are recorded per item; ``truncated_rate`` averages the
+first.
 """
 
 from __future__ import annotations
 
-from benchmark.dataset import MetricSpec
+from typing import Any
+
+from benchmark.context import estimate_tokens, item_tokens
+from benchmark.dataset import Item, MetricSpec
 from benchmark.freetext import TextDataset, TextScorer
+from benchmark.judges import LongMemEvalRubric, register_rubric
 from benchmark.loaders import Files
 from benchmark.registry import register
 from benchmark.textmetrics import best, squad_em, squad_f1, token_recall
@@ -48,13 +64,18 @@ def _history(row: dict) -> dict:
     dates = row.get("haystack_dates") or [None] * len(sessions)
     if len(dates) != len(sessions):
         raise ValueError(f"longmemeval {row['question_id']}: {len(sessions)} sessions but {len(dates)} dates")
-    blocks = []
-    for i, (date, turns) in enumerate(zip(dates, sessions), 1):
+    dropped, cut = int(row.get("_dropped", 0)), int(row.get("_turns_dropped", 0))
+    blocks = [f"({dropped} earlier session(s) are left out to fit the context window.)"] if dropped else []
+    if cut:
+        blocks.append(f"(The first {cut} turn(s) of the session below are left out to fit the context window.)")
+    for i, (date, turns) in enumerate(zip(dates, sessions), 1 + dropped):
         head = f"Session {i}" + (f" on {date}" if date else "")
-        lines = [f"{_ROLES.get(t.get('role'), str(t.get('role')).title())}: {str(t.get('content', '')).strip()}"
-                 for t in turns]
-        blocks.append(f"--- {head} ---\n" + "\n".join(lines))
+        blocks.append(f"--- {head} ---\n" + "\n".join(_turn(t) for t in turns))
     return {"_history": "\n\n".join(blocks), "_date": row.get("question_date") or "unknown"}
+
+
+def _turn(t: dict) -> str:
+    return f"{_ROLES.get(t.get('role'), str(t.get('role')).title())}: {str(t.get('content', '')).strip()}"
 
 
 def _score(pred: str | None, golds: list, meta: dict) -> tuple[float, dict[str, float]]:
@@ -62,6 +83,8 @@ def _score(pred: str | None, golds: list, meta: dict) -> tuple[float, dict[str, 
     m = {"em": best(squad_em, pred, golds), "f1": best(squad_f1, pred, golds)}
     if meta.get("kind") == "factual":
         m["recall"] = recall
+    m["truncated"] = 1.0 if meta.get("sessions_dropped") or meta.get("turns_dropped") else 0.0
+    m["sessions_dropped"] = float(meta.get("sessions_dropped", 0))
     return recall, m
 
 
@@ -73,11 +96,50 @@ RECALL = TextScorer(
         MetricSpec("recall_all", "mean", "score"),
         MetricSpec("f1", "mean", "f1"),
         MetricSpec("exact_match", "mean", "em"),
+        MetricSpec("truncated_rate", "mean", "truncated"),
     ),
+    version="2",
 )
 
+
+class LongMemEvalDataset(TextDataset, frozen=True, kw_only=True):
+    def fit(self, item_id: str, raw: Any, budget: int) -> Item:
+        """Drop the oldest sessions, then the oldest turns of the last one, until the prompt fits."""
+        sessions = list(raw.get("haystack_sessions") or [])
+        dates = list(raw.get("haystack_dates") or [None] * len(sessions))
+
+        def attempt(drop: int, cut: int) -> Item:
+            kept = sessions[drop:]
+            if cut:
+                kept = kept[:-1] + [kept[-1][cut:]]
+            return self.render(item_id, {**raw, "haystack_sessions": kept, "haystack_dates": dates[drop:],
+                                         "_dropped": drop, "_turns_dropped": cut})
+
+        # A first guess from per-session estimates saves rendering every candidate.
+        over = item_tokens(self.render(item_id, raw)) - budget
+        drop = 0
+        while over > 0 and drop < len(sessions) - 1:
+            over -= sum(estimate_tokens(_turn(t)) + 1 for t in sessions[drop]) + 8
+            drop += 1
+        item = attempt(drop, 0)
+        while item_tokens(item) > budget and drop < len(sessions) - 1:
+            drop += 1
+            item = attempt(drop, 0)
+        cut, n_last = 0, len(sessions[-1]) if sessions else 0
+        while item_tokens(item) > budget and cut < n_last - 1:
+            cut += 1
+            item = attempt(drop, cut)
+        return item
+
+
+def _meta(row: dict) -> dict:
+    return {"kind": kind(row), "type": row.get("question_type"), "question": str(row.get("question", "")),
+            "sessions_dropped": int(row.get("_dropped", 0)), "turns_dropped": int(row.get("_turns_dropped", 0))}
+
+
+register_rubric("longmemeval", LongMemEvalRubric())
 register(
-    TextDataset(
+    LongMemEvalDataset(
         id="longmemeval",
         language="en",
         files=(
@@ -93,7 +155,7 @@ register(
         body="{_history}\n\nCurrent date: {_date}\nQuestion: {question}",
         derive=_history,
         gold="answer",
-        meta_fields=lambda row: {"kind": kind(row), "type": row.get("question_type")},
+        meta_fields=_meta,
         scorer=RECALL,
         max_tokens=128,
     )

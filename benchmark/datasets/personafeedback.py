@@ -12,12 +12,22 @@ second folder ``spedific``, which the reference's ``specific/`` glob misses).
 Item id: ``<general|specific>/<file stem>/<row>``. A row whose persona file is
 missing is skipped, as in the reference.
 
+The task as its authors define it (paper: arXiv:2506.12915): the model under
+test reads the persona and the question and says which of two answers fits the
+persona better; gold = ``chosen``. That is the paper's "model-based" method:
+the model under test is the pairwise judge, no external judge is involved.
 The profile (demographics, MBTI letters, values and interests, every
 preference field) is shown as lines; the two answers are options A/B in a
-seeded order per item (the reference uses one seeded random draw); gold =
-``chosen``. Accuracy (primary, chance 0.5) and the share of answers choosing
-the first-shown option. The paper's "model-based" judge method comes later;
-this is the reference's plain two-option method.
+seeded order per item (the reference uses one seeded random draw).
+
+Position-bias check: a seeded share of the items (``swap_share``, by a hash
+of the item id, so a smaller --limit keeps a prefix of the same pairs) is
+asked a second time, as ``sample`` 1, with the two answers in the other
+order. ``accuracy`` (primary, chance 0.5) counts the first order only
+(measure ``orig``), as the authors score one order per item;
+``first_position_rate`` is the share of answers picking the first-shown
+option over every answer; the view ``position_consistency`` pairs the two
+orders and reports how often the model picks the same answer in both.
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ from typing import Any, Iterator
 
 import orjson
 
-from benchmark.dataset import DataMissing, MetricSpec
+from benchmark.dataset import DataMissing, Item, MetricSpec, stable_hash
 from benchmark.loaders import Files, locate, read_rows
 from benchmark.mcq import ChoiceDataset
 from benchmark.registry import register
@@ -72,10 +82,29 @@ def _tier(folder: str) -> str:
 
 def _measures(meta: dict, choice: int | None, correct: bool) -> dict[str, float]:
     answered = choice is not None
-    return {"answered": float(answered), "first": float(answered and meta["perm"][0] == choice)}
+    out = {"answered": float(answered), "first": float(answered and meta["perm"][0] == choice)}
+    if meta.get("swapped"):
+        out["swap"] = 1.0  # the second, reversed order of a position-bias pair
+    else:
+        out["orig"] = float(correct)
+    return out
 
 
 class PersonaFeedbackDataset(ChoiceDataset, frozen=True, kw_only=True):
+    swap_share: float = 0.25  # items also asked in the reversed order (position-bias check)
+
+    def samples_of(self, item_id: str) -> int:
+        """2 for the items of the position-bias check (seeded by the item id), else 1."""
+        draw = int(stable_hash(self.id, item_id, "swap", length=16), 16) / 16**16
+        return 2 if draw < self.swap_share else 1
+
+    def render_sample(self, item_id: str, raw: Any, sample: int) -> Item:
+        """Sample 1 shows the two answers in the other order: texts exchanged over the same permutation."""
+        if sample == 0:
+            return self.render(item_id, raw)
+        return self.render(item_id, {**raw, "chosen": raw["reject"], "reject": raw["chosen"], "_gold": 1,
+                                     "_swapped": True})
+
     def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]:
         where, _, paths = locate(self.files, Path(data_dir), self.id)
         personas: dict[Path, dict[str, dict]] = {}
@@ -114,10 +143,12 @@ register(
         gold_field="_gold",
         shuffle=True,
         measures=_measures,
+        meta_fields=lambda row: {"swapped": True} if row.get("_swapped") else {},
         metrics=(
-            MetricSpec("accuracy", "mean", "score", primary=True),
+            MetricSpec("accuracy", "mean", "orig", primary=True),
             MetricSpec("first_position_rate", "ratio", "first", "answered"),
         ),
+        revision=2,
         chance_baseline=0.5,
         majority_baseline=0.5,  # the chosen answer is first in about half the items (seeded order)
     )

@@ -14,9 +14,12 @@ left out (97 and 110: 24 of 26 meetings remain) rather than summarised from a
 partial transcript. Item id: the meeting id.
 
 The transcript is shown one utterance per line, ``发言人N：text``; the gold is
-the overall summary (100-350 characters). Placeholder scoring until the judge
-method lands: ROUGE-1 F (primary, the reference's score), ROUGE-2 F, ROUGE-L F
-on character tokens (benchmark/textmetrics.py), jieba-free.
+the overall summary (100-350 characters). Scored by the judge (completeness,
+conciseness, faithfulness, fluency; see benchmark/datasets/_summary.py) and by
+ROUGE-1 F (primary metric of the adapter, the reference's score), ROUGE-2 F,
+ROUGE-L F on character tokens (benchmark/textmetrics.py), jieba-free. A
+transcript longer than the model's context is cut at the end (recorded as
+``truncated``): meetings run to 90,000 estimated tokens.
 """
 
 from __future__ import annotations
@@ -24,9 +27,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchmark.freetext import ROUGE, TextDataset
+from benchmark.datasets._summary import register_summary, source_meta
 from benchmark.loaders import Files, read_rows
-from benchmark.registry import register
 
 _JSONL = Files("original", "", "jsonl")
 
@@ -96,23 +98,20 @@ def _transcript(row: dict) -> dict:
     return {"_transcript": "\n".join(lines)}
 
 
-register(
-    TextDataset(
-        id="vcsum",
-        language="zh",
-        files=(
-            Files("original", "long_test.txt", "jsonl"),
-            Files("reference", "basic_ability/NLG/vcsum_txt/long_test.txt", "jsonl"),
-        ),
-        rows=vcsum_rows,
-        item_id="{id}",
-        answer="summary",
-        task="下面是一场会议的完整转写稿（由语音识别得到，可能有错字）。请为整场会议写一段总结，"
-        "涵盖主要议题、观点和结论，约200到300字。",
-        body="会议转写稿：\n{_transcript}",
-        derive=_transcript,
-        gold="summary",
-        scorer=ROUGE,
-        max_tokens=512,
-    )
+register_summary(
+    id="vcsum",
+    language="zh",
+    files=(
+        Files("original", "long_test.txt", "jsonl"),
+        Files("reference", "basic_ability/NLG/vcsum_txt/long_test.txt", "jsonl"),
+    ),
+    rows=vcsum_rows,
+    item_id="{id}",
+    task="下面是一场会议的完整转写稿（由语音识别得到，可能有错字）。请为整场会议写一段总结，"
+    "涵盖主要议题、观点和结论，约200到300字。",
+    body="会议转写稿：\n{_transcript}",
+    derive=_transcript,
+    gold="summary",
+    meta_fields=source_meta("_transcript"),
+    max_tokens=512,
 )

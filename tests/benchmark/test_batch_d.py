@@ -477,7 +477,7 @@ def test_personafeedback_fixture_persona_tiers_and_order():
     chosen_at = item.meta["perm"].index(0)
     assert item.gold == "AB"[chosen_at]
     m = ds.score(item, f"Answer: {item.gold}").measures
-    assert m == {"answered": 1.0, "first": float(chosen_at == 0)}
+    assert m == {"answered": 1.0, "first": float(chosen_at == 0), "orig": 1.0}  # orig: accuracy's first order
     assert {tuple(it.meta["perm"]) for it in items} == {(0, 1), (1, 0)}
 
 

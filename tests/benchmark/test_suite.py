@@ -70,9 +70,17 @@ def test_moodbench_is_table_5_of_the_paper():
     assert s.gate == "values_safety" and s.tau == 60 and s.missing_levels == "table"
     assert {a.id: a.weight for a in s.abilities} == {
         "values_safety": None, "foundational": 0.3, "emotional": 0.4, "companionship": 0.3}
-    # every other weight is 1, every method the default (primary metric, ratio)
+    # every other weight is 1, every method the default (primary metric, ratio) except the
+    # judged datasets': a judge metric and the reference's metric (docs/judges.md)
     assert {x.weight for a, sa, t in s.tasks() for x in (sa, t, *t.datasets)} == {1.0}
-    assert {(m.metric, m.normalization) for d in s.dataset_specs for m in d.methods} == {(None, "ratio")}
+    judged = {"lcsts", "cnewsum", "vcsum", "longmemeval"}
+    assert {(m.metric, m.normalization) for d in s.dataset_specs if d.id not in judged
+            for m in d.methods} == {(None, "ratio")}
+    methods = {d.id: [(m.metric, m.normalization, m.min, m.max, m.weight) for m in d.methods]
+               for d in s.dataset_specs if d.id in judged}
+    summary = [("judge_score", "numeric", 1.0, 5.0, 1.0), ("rouge1_f", "ratio", None, None, 1.0)]
+    assert methods == {"lcsts": summary, "cnewsum": summary, "vcsum": summary,
+                       "longmemeval": [("judge_accuracy", "ratio", None, None, 1.0), ("recall", "ratio", None, None, 1.0)]}
     rows = {(d.levels, d.level): d.weight for d in s.difficulty}
     assert rows[("LMH", "M")] == 0.55 and rows[("LH", "H")] == 0.4 and rows[("MH", "M")] == 0.7
     # the sweep's contract

@@ -138,7 +138,7 @@ def test_providers_prices_reasoning_and_account_pools(tmp_path):
     from engine.config import base_url
 
     cfg = load_models(write(tmp_path, PROVIDERS))
-    claude, gemini, doubao, glm, gpt5 = cfg.models
+    claude, gemini, _doubao, glm, gpt5 = cfg.models
     assert base_url(claude) == "https://api.anthropic.com"
     assert base_url(gemini) == "https://generativelanguage.googleapis.com"
     assert base_url(glm) == "https://open.bigmodel.cn/api/paas/v4"

@@ -34,7 +34,7 @@ async def raw_post(root, body, headers):
 
 
 async def test_wire_format_usage_and_model_version(sim):
-    root, state = await sim(mode="gold", api_key=KEY)
+    root, _state = await sim(mode="gold", api_key=KEY)
     r = await ask(root)
     assert r.text == "Answer: B" and r.model_version == "claude-x-sim-2024"
     assert r.finish_reason == "end_turn" and r.blocked is None and r.attempts == 1
@@ -118,7 +118,7 @@ async def test_refusal_is_an_answer_not_an_error(sim):
 
 
 async def test_rate_limit_headers_and_retry_after(sim):
-    root, state = await sim(rpm=2, rpm_window_s=1.0, mode="gold")
+    root, _state = await sim(rpm=2, rpm_window_s=1.0, mode="gold")
     a = adapter(root, max_retries=6)
     try:
         rs = [await a.chat((Message("user", f"q{i}\n[[gold:A]]"),)) for i in range(4)]

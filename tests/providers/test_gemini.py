@@ -40,7 +40,7 @@ async def raw_post(root, body, key=KEY, model="gemini-x"):
 
 
 async def test_wire_format_roles_system_instruction_and_usage(sim):
-    root, state = await sim(mode="gold", api_key=KEY)
+    root, _state = await sim(mode="gold", api_key=KEY)
     r = await ask(root)
     assert r.text == "Answer: A" and r.model_version == "gemini-x-sim-2024"
     assert r.finish_reason == "STOP" and r.blocked is None

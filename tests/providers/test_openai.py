@@ -7,7 +7,7 @@ from bench.sim_server import SimServerProcess
 from benchmark.dataset import Message
 from providers.errors import ErrorClass, ProviderError
 from providers.limits import Limits, RateLimit
-from providers.openai import OpenAIChat
+from providers.openai import OpenAIChat, is_reasoning_model
 
 MSGS = (Message("system", "Be brief."), Message("user", "Pick one.\nA. yes\nB. no\n[[gold:B]]"))
 KEY = "sk-test-" + "x" * 24
@@ -140,8 +140,6 @@ async def test_client_side_rate_limit_keeps_under_server_cap():
 
 # --- reasoning models, refusals, rate-limit headers (in-process server: the `sim` fixture)
 
-from providers.openai import is_reasoning_model  # noqa: E402
-
 
 def test_reasoning_models_are_detected_by_name():
     assert all(map(is_reasoning_model, ["o1", "o1-mini", "o3-mini", "o4-mini", "gpt-5", "gpt-5-nano-2025-08-07",
@@ -150,7 +148,7 @@ def test_reasoning_models_are_detected_by_name():
 
 
 async def test_reasoning_model_gets_max_completion_tokens_and_no_sampling_knobs(sim):
-    root, state = await sim(mode="gold")
+    root, _state = await sim(mode="gold")
     gen = {"temperature": 0.0, "top_p": 0.5, "max_tokens": 8, "stop": ["\n"], "seed": 1}
     a = adapter(root + "/v1", model="gpt-5-mini-2025-08-07", generation=gen)
     try:
@@ -195,7 +193,7 @@ async def test_vendor_safety_errors_are_blocked_answers():
 
 
 async def test_remaining_zero_header_pauses_the_model(sim):
-    root, state = await sim(rpm=2, rpm_window_s=1.0)
+    root, _state = await sim(rpm=2, rpm_window_s=1.0)
     limits = Limits()
     a = adapter(root + "/v1", limits=limits)
     try:

@@ -1,0 +1,312 @@
+"""Judge rubrics: the prompt a judge model gets for one answer, and the strict reading of its reply.
+
+A dataset scored by a judge registers a rubric (``register_rubric``) in its
+declaration file. The engine's judge lane (engine/judge.py) builds the
+prompt, calls the judge, and stores the reply with what ``parse`` made of it.
+
+A reply is read strictly, never guessed at:
+
+* ``ok``: it has exactly the required form (a JSON object with every
+  dimension an integer on the scale, or a leading yes / no).
+* ``refused``: the judge declined (a refusal sentence and no verdict).
+* ``unparsed``: anything else. Stored with its raw text, left out of every
+  score and counted in the ``judge_quality`` view.
+
+A verdict's ``fields`` are named numbers; a rubric's ``metrics`` average them
+per (model, dataset) (``score`` names the item's overall judge score).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Protocol
+
+import msgspec
+
+from benchmark.context import cut_to_tokens, estimate_tokens
+from benchmark.dataset import Item, Message, MetricSpec, stable_hash
+
+# Bump when parsing changes: it is part of every rubric's version stamp.
+PARSE_VERSION = "1"
+# Bump when the way a summary prompt is fitted to the judge's context changes.
+FIT_VERSION = "2"
+
+_THINK = re.compile(r"^\s*<think>.*?</think>", re.S | re.I)
+_FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.S | re.I)
+_REFUSAL = re.compile(
+    r"^\W*(?:i'?m sorry|i am sorry|sorry,|i can(?:not|'t|’t)|i won'?t|i will not|i'?m (?:not able|unable)|"
+    r"i am (?:not able|unable)|as an ai\b|抱歉|对不起|我无法|我不能)",
+    re.I,
+)
+
+
+class Verdict(msgspec.Struct, frozen=True):
+    """What a judge's reply (or the lack of an answer to judge) amounts to."""
+
+    status: str  # "ok" | "unparsed" | "refused"
+    fields: dict[str, float] | None = None  # named values the rubric's metrics read
+    score: float | None = None  # the item's judge score on the rubric's scale
+    reason: str | None = None  # the judge's reason (ok), or why the reply was not read
+
+
+class JudgePrompt(msgspec.Struct, frozen=True):
+    messages: tuple[Message, ...]
+    truncated: bool = False  # part of the source was cut to fit the judge's context
+
+
+class Rubric(Protocol):
+    name: str
+    version: str  # stamped on every judgement; changes when the prompt or the parsing does
+    max_tokens: int  # the judge's output allowance
+    metrics: tuple[MetricSpec, ...]  # over verdict fields; never primary (the dataset keeps its own)
+
+    def answer(self, response: str | None, prediction: Any) -> str: ...
+
+    def floor(self, item: Item) -> Verdict: ...
+
+    def prompt(self, item: Item, answer: str, budget: int | None) -> JudgePrompt | None: ...
+
+    def parse(self, item: Item, text: str | None) -> Verdict: ...
+
+
+def clean_reply(text: str | None) -> str:
+    """A reply less a leading <think> block and one fence around the whole of it; nothing more."""
+    text = _THINK.sub("", text or "").strip()
+    m = _FENCE.match(text)
+    return m.group(1).strip() if m else text
+
+
+def _refused_or_unparsed(text: str, why: str) -> Verdict:
+    if _REFUSAL.match(text):
+        return Verdict("refused", reason="the judge declined")
+    return Verdict("unparsed", reason=why)
+
+
+def _short(text: str, n: int = 200) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# ---------------------------------------------------------------- summaries
+
+Score = Annotated[int, msgspec.Meta(ge=1, le=5)]
+
+SUMMARY_DIMENSIONS = ("completeness", "conciseness", "faithfulness", "fluency")
+
+
+class _SummaryReply(msgspec.Struct, forbid_unknown_fields=True):
+    completeness: Score
+    conciseness: Score
+    faithfulness: Score
+    fluency: Score
+    reason: Annotated[str, msgspec.Meta(max_length=2000)]
+
+
+_SUMMARY_DECODER = msgspec.json.Decoder(_SummaryReply)
+
+SUMMARY_TEMPLATE = """You are an expert evaluator of summaries. Rate the candidate summary of the source text below.
+
+Score each dimension with an integer from 1 (very poor) to 5 (excellent):
+- completeness: it covers the main points of the source.
+- conciseness: it is brief, without repetition, padding or irrelevant detail.
+- faithfulness: everything it states is supported by the source; nothing is invented or contradicted.
+- fluency: it is grammatical, natural text in the language of the source.
+
+[Source]
+{source}
+
+[Reference summary written by a person, for orientation only; the candidate need not match it]
+{reference}
+
+[Candidate summary]
+{summary}
+
+Reply with one JSON object and nothing else, in exactly this form:
+{{"completeness": <1-5>, "conciseness": <1-5>, "faithfulness": <1-5>, "fluency": <1-5>, "reason": "<one short sentence>"}}"""
+
+SOURCE_CUT = ("\n[... the rest of the source is omitted for length: do not count statements that may come "
+              "from the omitted part as unfaithful ...]")
+REFERENCE_LEFT_OUT = "(left out for length)"
+MIN_SOURCE_TOKENS = 100  # less of the source than this is no basis for a verdict
+
+
+class SummaryRubric(msgspec.Struct, frozen=True, kw_only=True):
+    """Four dimensions on 1-5 with a reason, as JSON; the item score is their mean.
+
+    The source is ``item.meta["source"]`` (as the model saw it: already cut if
+    the model's own context was too small), the reference ``item.gold[0]``.
+    """
+
+    name: str = "summary"
+    template: str = SUMMARY_TEMPLATE
+    max_tokens: int = 200
+    version: str = ""
+    metrics: tuple[MetricSpec, ...] = ()
+
+    def __post_init__(self) -> None:
+        set_ = lambda k, v: msgspec.structs.force_setattr(self, k, v)
+        stamp = stable_hash(self.template, SUMMARY_DIMENSIONS, PARSE_VERSION, FIT_VERSION, length=8)
+        set_("version", f"{self.name}-{stamp}")
+        set_("metrics", (MetricSpec("judge_score", "mean", "score"),)
+             + tuple(MetricSpec(f"judge_{d}", "mean", d) for d in SUMMARY_DIMENSIONS))
+
+    def answer(self, response: str | None, prediction: Any) -> str:
+        # The summary as extracted (label and quotes removed); an unparsed answer is empty.
+        return prediction.strip() if isinstance(prediction, str) else ""
+
+    def floor(self, item: Item) -> Verdict:
+        fields = {d: 1.0 for d in SUMMARY_DIMENSIONS}
+        return Verdict("ok", {**fields, "score": 1.0}, 1.0, "empty answer: the lowest score, judge not asked")
+
+    def prompt(self, item: Item, answer: str, budget: int | None) -> JudgePrompt | None:
+        """The judge's prompt within ``budget`` tokens: the source is cut first, then the reference
+        left out; the answer is never cut (None when even that does not fit)."""
+        source = str(item.meta.get("source", ""))
+        reference = str(item.gold[0]) if item.gold else ""
+        for ref in (reference, REFERENCE_LEFT_OUT):
+            parts = {"reference": ref, "summary": answer}
+            text = self.template.format(source=source, **parts)
+            if budget is None or estimate_tokens(text) <= budget:
+                return JudgePrompt((Message("user", text),), truncated=ref is not reference)
+            room = budget - estimate_tokens(self.template.format(source="", **parts)) - estimate_tokens(SOURCE_CUT)
+            if room >= MIN_SOURCE_TOKENS:
+                text = self.template.format(source=cut_to_tokens(source, room) + SOURCE_CUT, **parts)
+                return JudgePrompt((Message("user", text),), truncated=True)
+        return None
+
+    def parse(self, item: Item, text: str | None) -> Verdict:
+        body = clean_reply(text)
+        if not body:
+            return Verdict("unparsed", reason="empty reply")
+        try:
+            reply = _SUMMARY_DECODER.decode(body)
+        except msgspec.DecodeError as e:
+            return _refused_or_unparsed(body, f"not the required JSON object: {_short(str(e))}")
+        fields = {d: float(getattr(reply, d)) for d in SUMMARY_DIMENSIONS}
+        score = sum(fields.values()) / len(fields)
+        return Verdict("ok", {**fields, "score": score}, score, reply.reason.strip() or None)
+
+
+# ---------------------------------------------------------------- LongMemEval
+
+# LongMemEval's own judge prompts, verbatim (xiaowu0162/LongMemEval,
+# src/evaluation/evaluate_qa.py, get_anscheck_prompt): one per question type,
+# and one for abstention questions (question_id ending in "_abs").
+_LME_STANDARD = ("I will give you a question, a correct answer, and a response from a model. Please answer yes if the "
+                 "response contains the correct answer. Otherwise, answer no. If the response is equivalent to the "
+                 "correct answer or contains all the intermediate steps to get the correct answer, you should also "
+                 "answer yes. If the response only contains a subset of the information required by the answer, "
+                 "answer no. ")
+LONGMEMEVAL_TEMPLATES = {
+    "standard": _LME_STANDARD + "\n\nQuestion: {}\n\nCorrect Answer: {}\n\nModel Response: {}\n\n"
+    "Is the model response correct? Answer yes or no only.",
+    "temporal-reasoning": _LME_STANDARD + "In addition, do not penalize off-by-one errors for the number of days. "
+    "If the question asks for the number of days/weeks/months, etc., and the model makes off-by-one errors (e.g., "
+    "predicting 19 days when the answer is 18), the model's response is still correct. \n\nQuestion: {}\n\n"
+    "Correct Answer: {}\n\nModel Response: {}\n\nIs the model response correct? Answer yes or no only.",
+    "knowledge-update": "I will give you a question, a correct answer, and a response from a model. Please answer yes "
+    "if the response contains the correct answer. Otherwise, answer no. If the response contains some previous "
+    "information along with an updated answer, the response should be considered as correct as long as the updated "
+    "answer is the required answer.\n\nQuestion: {}\n\nCorrect Answer: {}\n\nModel Response: {}\n\n"
+    "Is the model response correct? Answer yes or no only.",
+    "single-session-preference": "I will give you a question, a rubric for desired personalized response, and a "
+    "response from a model. Please answer yes if the response satisfies the desired response. Otherwise, answer no. "
+    "The model does not need to reflect all the points in the rubric. The response is correct as long as it recalls "
+    "and utilizes the user's personal information correctly.\n\nQuestion: {}\n\nRubric: {}\n\nModel Response: {}\n\n"
+    "Is the model response correct? Answer yes or no only.",
+    "abstention": "I will give you an unanswerable question, an explanation, and a response from a model. Please "
+    "answer yes if the model correctly identifies the question as unanswerable. The model could say that the "
+    "information is incomplete, or some other information is given but the asked information is not.\n\n"
+    "Question: {}\n\nExplanation: {}\n\nModel Response: {}\n\nDoes the model correctly identify the question as "
+    "unanswerable? Answer yes or no only.",
+}
+LONGMEMEVAL_TYPES = ("single-session-user", "single-session-assistant", "multi-session", "temporal-reasoning",
+                     "knowledge-update", "single-session-preference")
+_STANDARD_TYPES = {"single-session-user", "single-session-assistant", "multi-session"}
+# A reply is read by its first word; "Yes" and "No" both in the first line is unreadable.
+_YES_NO = re.compile(r"^[\s*_`\"'(\[]*(yes|no)\b", re.I)
+_OTHER = {"yes": re.compile(r"\bno\b", re.I), "no": re.compile(r"\byes\b", re.I)}
+
+
+def _slug(kind: str) -> str:
+    return kind.replace("-", "_")
+
+
+class LongMemEvalRubric(msgspec.Struct, frozen=True, kw_only=True):
+    """LongMemEval's yes/no judge. Reads ``item.meta`` question / type / kind and ``item.gold[0]``.
+
+    Departure from the official script, which counts a reply as "yes" when
+    the letters y-e-s appear anywhere in it ("yesterday", "not yes"): the
+    first word must be yes or no, else the judgement is unparsed and counted.
+    The official judge also gets max_tokens 10; so does this one.
+    """
+
+    name: str = "longmemeval"
+    max_tokens: int = 10
+    version: str = ""
+    metrics: tuple[MetricSpec, ...] = ()
+
+    def __post_init__(self) -> None:
+        set_ = lambda k, v: msgspec.structs.force_setattr(self, k, v)
+        set_("version", f"{self.name}-{stable_hash(sorted(LONGMEMEVAL_TEMPLATES.items()), PARSE_VERSION, length=8)}")
+        per_type = tuple(MetricSpec(f"judge_acc_{_slug(t)}", "mean", f"correct_{_slug(t)}")
+                         for t in (*LONGMEMEVAL_TYPES, "abstention"))
+        set_("metrics", (MetricSpec("judge_accuracy", "mean", "score"),) + per_type)
+
+    def answer(self, response: str | None, prediction: Any) -> str:
+        # The whole reply, as the official judge sees the hypothesis (reasoning steps may count).
+        return _THINK.sub("", response or "").strip()
+
+    def _fields(self, item: Item, correct: bool) -> dict[str, float]:
+        v = 1.0 if correct else 0.0
+        out = {"score": v, f"correct_{_slug(str(item.meta.get('type')))}": v}
+        if item.meta.get("kind") == "abstention":
+            out["correct_abstention"] = v
+        return out
+
+    def floor(self, item: Item) -> Verdict:
+        return Verdict("ok", self._fields(item, False), 0.0, "empty answer: incorrect, judge not asked")
+
+    def template_for(self, item: Item) -> str:
+        if item.meta.get("kind") == "abstention":
+            return LONGMEMEVAL_TEMPLATES["abstention"]
+        qtype = item.meta.get("type")
+        if qtype in _STANDARD_TYPES:
+            return LONGMEMEVAL_TEMPLATES["standard"]
+        if qtype not in LONGMEMEVAL_TEMPLATES:
+            raise ValueError(f"longmemeval item {item.id}: no judge prompt for question type {qtype!r}")
+        return LONGMEMEVAL_TEMPLATES[qtype]
+
+    def prompt(self, item: Item, answer: str, budget: int | None) -> JudgePrompt | None:
+        text = self.template_for(item).format(item.meta.get("question", ""), item.gold[0], answer)
+        if budget is not None and estimate_tokens(text) > budget:
+            return None  # the answer itself is what does not fit; cutting it would judge another answer
+        return JudgePrompt((Message("user", text),))
+
+    def parse(self, item: Item, text: str | None) -> Verdict:
+        body = clean_reply(text)
+        m = _YES_NO.match(body)
+        if not m:
+            return _refused_or_unparsed(body, "the reply does not start with yes or no" if body else "empty reply")
+        word = m.group(1).lower()
+        if _OTHER[word].search(body.split("\n", 1)[0][m.end():]):
+            return Verdict("unparsed", reason="the reply says both yes and no")
+        yes = word == "yes"
+        return Verdict("ok", self._fields(item, yes), 1.0 if yes else 0.0)
+
+
+# ---------------------------------------------------------------- registry
+
+_RUBRICS: dict[str, Rubric] = {}
+
+
+def register_rubric(dataset_id: str, rubric: Rubric) -> None:
+    if dataset_id in _RUBRICS and _RUBRICS[dataset_id] is not rubric:
+        raise ValueError(f"dataset {dataset_id!r} already has a judge rubric")
+    _RUBRICS[dataset_id] = rubric
+
+
+def rubric_for(dataset_id: str) -> Rubric | None:
+    from benchmark import registry
+
+    registry.get(dataset_id)  # dataset modules register their rubrics when they are imported
+    return _RUBRICS.get(dataset_id)

@@ -1,0 +1,235 @@
+"""The judge lane: a bounded pool of workers asking the [judge] model about stored answers.
+
+Fed lazily from two places: the answers model lanes produce in this run (a
+bounded channel: a lane waits when the judge is behind) and, from the start,
+the answers stored by earlier runs that have no settled verdict by this judge
+and rubric on that very answer (an anti-join, read a page at a time). So a
+judged item is done when both its answer and its verdict are stored, and a
+resume asks neither again. Judge calls go through the same provider
+adapters, rate limits, retries and adaptive concurrency as model calls.
+A failed call is stored as an ``error`` judgement (retried on the next run),
+never as a score. Verdict statuses: store/judgements.sql.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import Counter
+from datetime import datetime, timezone
+from typing import Any
+
+import anyio
+import duckdb
+import msgspec
+import orjson
+
+from benchmark.context import prompt_budget
+from benchmark.judges import Rubric, Verdict, rubric_for
+from engine.config import ModelConfig, ModelsFile, base_url
+from engine.plan import PlannedDataset, render
+from engine.progress import Progress, log
+from providers.base import Provider
+from providers.errors import ProviderError
+from providers.limits import Limits
+from providers.registry import make_provider
+from store import judgements as store
+from store.writer import ResultRow, Writer
+
+CHANNEL = 1000  # answers waiting for the judge before model lanes wait too
+
+
+class JudgePlan(msgspec.Struct, kw_only=True):
+    """What the lane needs, decided before anything is called."""
+
+    judge: ModelConfig
+    rubrics: dict[str, Any]  # dataset id -> Rubric
+    planned: dict[str, PlannedDataset]
+    budgets: dict[str, int | None]  # model -> its prompt budget (to re-render the item it saw)
+    run_id: str
+    backlog: int  # stored answers waiting for a verdict
+    expected: int  # answers this run may produce for judged datasets
+
+    @property
+    def label(self) -> str:
+        return "judge" if self.judge.name == "judge" else f"judge {self.judge.name}"
+
+
+def plan_judging(cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection, *,
+                 run_id: str, counts: dict[tuple[str, str], int], fresh: bool, models_path: Any,
+                 quiet: bool = False) -> JudgePlan | None:
+    """Declare the judge metrics, say what is (not) judged, and plan the lane; None: no judging."""
+    rubrics = {p.id: r for p in planned if (r := rubric_for(p.id)) is not None}
+    if not rubrics:
+        return None
+    judge = cfg.judge
+    why = f"no [judge] table in {models_path}" if judge is None else judge.missing_key()
+    if why:
+        # Said once, even with --quiet: a method silently missing from a score is worse.
+        who = "" if judge is None else "the judge's "
+        log(f"note: {who}{why}: the judge methods of {', '.join(rubrics)} are absent "
+            "(their other metrics still score)")
+        for ds, rubric in rubrics.items():
+            store.declare_metrics(con, ds, rubric, None)
+        return None
+    assert judge is not None
+    for m in cfg.models:
+        if (base_url(m), m.model) == (base_url(judge), judge.model):
+            log(f"warning: the judge ({judge.model} at {base_url(judge)}) is also evaluated as {m.name!r}: "
+                "a judge tends to favour its own answers")
+    store.record_judge(con, judge.name, judge.provider, base_url(judge), judge.model, judge.generation(),
+                       judge.context_tokens)
+    for ds, rubric in rubrics.items():
+        store.declare_metrics(con, ds, rubric, judge.name)
+    names = [m.name for m in cfg.models]
+    if fresh:
+        n = store.delete_judgements(con, names, list(rubrics))
+        log(f"--fresh: deleted {n} stored judgements of these models and datasets", quiet=quiet)
+    by_id = {p.id: p for p in planned if p.id in rubrics}
+    versions = {d: r.version for d, r in rubrics.items()}
+    backlog = store.pending_count(con, judge.name, run_id, names, versions, {d: p.ids for d, p in by_id.items()})
+    expected = sum(max(p.size - counts.get((m, d), 0), 0) for m in names for d, p in by_id.items())
+    budgets = {m.name: prompt_budget(m.context_tokens, m.max_tokens) for m in cfg.models}
+    stale = store.other_rubrics(con, judge.name, versions)
+    if stale:
+        log(f"judge {judge.name}: {stale} stored judgement(s) were made with another rubric version: "
+            "those answers are judged again", quiet=quiet)
+    if backlog:
+        log(f"judge {judge.name}: {backlog} stored answer(s) to judge", quiet=quiet)
+    return JudgePlan(judge=judge, rubrics=rubrics, planned=by_id, budgets=budgets, run_id=run_id,
+                     backlog=backlog, expected=expected)
+
+
+class _Tee:
+    """A writer for model lanes: stores each answer and hands the judged ones to the judge."""
+
+    def __init__(self, writer: Writer, lane: JudgeLane):
+        self._writer, self._lane = writer, lane
+
+    async def put(self, row: ResultRow) -> None:
+        await self._writer.put(row)
+        if row.status == "ok" and row.dataset in self._lane.plan.rubrics:
+            await self._lane.live.send((row.model, row.dataset, row.item_id, row.sample, row.response,
+                                        row.prediction))
+
+
+class JudgeLane:
+    def __init__(self, plan: JudgePlan, con: duckdb.DuckDBPyConnection, limits: Limits, progress: Progress):
+        self.plan = plan
+        j = plan.judge
+        # Own connections: the results writer uses `con` from its thread meanwhile.
+        self.writer = Writer(con.cursor(), insert=store.insert_judgements)
+        self._read = con.cursor()
+        self.live, self._jobs = anyio.create_memory_object_stream(CHANNEL)
+        self._providers: dict[int, Provider] = {}
+        for rubric in plan.rubrics.values():
+            out = j.max_tokens or rubric.max_tokens  # the rubric's allowance unless [judge] sets one
+            if out not in self._providers:
+                self._providers[out] = make_provider(
+                    j.provider, base_url=base_url(j), model=j.model, api_key=j.api_key(),
+                    generation={**j.generation(), "max_tokens": out}, limits=limits, timeout_s=j.timeout_s,
+                    max_retries=j.max_retries, max_connections=j.max_concurrency, backoff_base_s=j.backoff_s,
+                    reasoning=j.reasoning)
+        self._raws = {d: dict(p.records) for d, p in plan.planned.items()}
+        self._progress = progress
+        self.statuses: Counter[str] = Counter()
+        progress.add(plan.label, plan.backlog + plan.expected, 0)
+
+    def tee(self, writer: Writer) -> _Tee:
+        return _Tee(writer, self)
+
+    async def answers_done(self) -> None:
+        """Model lanes are finished: the judge ends once the backlog and the channel are empty."""
+        await self.live.aclose()
+
+    async def run(self) -> None:
+        backlog = self.live.clone()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._feed_backlog, backlog)
+            for _ in range(self.plan.judge.max_concurrency):
+                tg.start_soon(self._worker)
+
+    async def _feed_backlog(self, send: Any) -> None:
+        p = self.plan
+        versions = {d: r.version for d, r in p.rubrics.items()}
+        plan = {d: pl.ids for d, pl in p.planned.items()}
+        page, after = 256, ("", "", "", -1)
+        async with send:
+            while True:
+                # In a thread: a page query must not stall the lanes' event loop.
+                rows = await anyio.to_thread.run_sync(
+                    lambda a=after: store.pending_page(self._read, p.judge.name, p.run_id, list(p.budgets), versions,
+                                                       plan, a, page))
+                for model, ds, item_id, sample, response, prediction in rows:
+                    pred = orjson.loads(prediction) if prediction is not None else None
+                    await send.send((model, ds, item_id, sample, response, pred))
+                if len(rows) < page:
+                    return
+                after = rows[-1][:4]
+
+    async def _worker(self) -> None:
+        async for job in self._jobs:
+            row = await self.judge_one(*job)
+            self.statuses[row.status] += 1
+            await self.writer.put(row)
+            self._progress.advance(self.plan.label, ok=row.status != "error")
+
+    async def judge_one(self, model: str, dataset: str, item_id: str, sample: int, response: str | None,
+                        prediction: Any) -> store.JudgementRow:
+        p = self.plan
+        rubric: Rubric = p.rubrics[dataset]
+        base = dict(model=model, dataset=dataset, item_id=item_id, sample=sample, judge=p.judge.name,
+                    rubric=rubric.version, answer_md5=store.answer_md5(response), run_id=p.run_id,
+                    started_at=datetime.now(timezone.utc))
+        try:
+            # The item as this model saw it (shortened to its context, if it was).
+            item = render(p.planned[dataset].dataset, item_id, self._raws[dataset][item_id], sample,
+                          p.budgets.get(model))
+            answer = rubric.answer(response, prediction)
+            if not answer:
+                return _row(base, "empty", rubric.floor(item))
+            out = p.judge.max_tokens or rubric.max_tokens
+            prompt = rubric.prompt(item, answer, prompt_budget(p.judge.context_tokens, out))
+            if prompt is None:
+                return _row(base, "unjudgeable", Verdict("unjudgeable", reason=(
+                    f"the judge prompt does not fit the judge's context_tokens ({p.judge.context_tokens})")))
+            provider = self._providers[out]
+            try:
+                res = await provider.chat(prompt.messages)
+            except ProviderError as e:
+                return _row(base, "error", Verdict("error", reason=str(e)[:1000]), error_class=e.klass.value,
+                            attempts=e.attempts)
+            call = dict(raw=res.text, attempts=res.attempts, latency_ms=res.latency_ms,
+                        input_tokens=res.input_tokens, output_tokens=res.output_tokens,
+                        judge_version=res.model_version, prompt_truncated=prompt.truncated)
+            if res.blocked:
+                return _row(base, "refused", Verdict("refused", reason=f"the judge declined ({res.blocked})"), **call)
+            verdict = rubric.parse(item, res.text)
+            return _row(base, verdict.status, verdict, **call)
+        except Exception as e:  # noqa: BLE001 - a rubric bug costs one verdict (retried), not the sweep
+            detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+            return _row(base, "error", Verdict("error", reason=f"judging failed: {detail}"[:1000]),
+                        error_class="judge")
+
+    async def aclose(self) -> None:
+        """Flush the verdicts (called shielded, after an interrupt too) and close connections."""
+        for prov in self._providers.values():
+            await prov.aclose()
+        await self.writer.close()
+        await self.writer.finished.wait()
+
+    def summary(self) -> str:
+        s = self.statuses
+        return (f"{self.plan.label}: {sum(s.values())} judged this run ({s['ok']} verdicts, {s['empty']} empty "
+                f"answers, {s['unparsed']} unparsed, {s['refused']} refused, {s['unjudgeable']} unjudgeable, "
+                f"{s['error']} errors)")
+
+
+def _row(base: dict, status: str, v: Verdict, *, error_class: str | None = None, attempts: int = 0,
+         raw: str | None = None, latency_ms: float | None = None, input_tokens: int | None = None,
+         output_tokens: int | None = None, judge_version: str | None = None,
+         prompt_truncated: bool | None = None) -> store.JudgementRow:
+    return store.JudgementRow(
+        **base, status=status, reason=v.reason, error_class=error_class, verdict=v.fields, score=v.score,
+        raw=raw, prompt_truncated=prompt_truncated, attempts=attempts, latency_ms=latency_ms,
+        input_tokens=input_tokens, output_tokens=output_tokens, judge_version=judge_version,
+        finished_at=datetime.now(timezone.utc))
