@@ -17,14 +17,16 @@ USAGE_ERRORS = (UserError, StoreError, SuiteError, DataMissing)
 def _sweep_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sweep", help="evaluate every model of MODELS.toml on a suite (resumable)")
     p.add_argument("models", type=Path, help="models file (TOML, [[models]] tables)")
-    p.add_argument("--db", type=Path, default=Path("results.duckdb"), help="DuckDB file (default: results.duckdb)")
-    p.add_argument("--data-dir", type=Path, default=Path("data"), help="data folder (default: ./data)")
-    p.add_argument("--suite", default="moodbench", help="suite name or path to a suite TOML (default: moodbench)")
+    # Defaults (None) fall back to the models file's [sweep] table, then to the values named here.
+    p.add_argument("--db", type=Path, help="DuckDB file (default: results.duckdb)")
+    p.add_argument("--data-dir", type=Path, help="data folder (default: ./data)")
+    p.add_argument("--suite", help="suite name or path to a suite TOML (default: moodbench)")
     p.add_argument("--datasets", help="comma-separated dataset ids (default: every dataset of the suite)")
     p.add_argument("--limit", type=int, help="items per dataset (default: the suite's sample size, 300)")
     p.add_argument("--fresh", action="store_true", help="delete these models' stored rows for these datasets first")
     p.add_argument("--allow-mixed", action="store_true",
                    help="resume even if stored rows were made with another prompt or scorer version")
+    p.add_argument("--pull", action="store_true", help="fetch the selected datasets' missing files first (data pull)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--estimate", action="store_true",
                    help="print items, estimated tokens and cost per model, call nothing")
@@ -38,7 +40,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets else None
     opts = SweepOptions(models_path=args.models, db=args.db, data_dir=args.data_dir, suite=args.suite,
                         datasets=datasets, limit=args.limit, fresh=args.fresh, quiet=args.quiet,
-                        allow_mixed=args.allow_mixed, budget_usd=args.budget)
+                        allow_mixed=args.allow_mixed, budget_usd=args.budget, pull=args.pull)
     if args.estimate:
         from engine.estimate import estimate, print_estimate
 
@@ -46,10 +48,10 @@ def _run_sweep(args: argparse.Namespace) -> int:
         return 0
     result = sweep(opts)
     if not args.quiet:
-        from engine.summary import print_dataset_scores
+        from engine.summary import print_summary
 
-        print_dataset_scores(args.db)
-    print(f"results: {args.db} ({result.rows_written} rows written this run"
+        print_summary(result.db, result.suite)
+    print(f"results: {result.db} ({result.rows_written} rows written this run"
           + (f", {result.errors} errors stored: run again to retry them" if result.errors else "") + ")",
           file=sys.stderr)
     return 130 if result.interrupted else 0

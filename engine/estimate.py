@@ -37,6 +37,7 @@ def _item_tokens(planned: PlannedDataset) -> dict[str, int]:
 
 def estimate(opts: SweepOptions) -> list[Estimate]:
     plan = plan_sweep(opts, check_env=False)  # an estimate needs no key
+    opts = plan.opts
     models = plan.cfg.models
     names = [m.name for m in models]
     done: dict[tuple[str, str], set[tuple[str, int]]] = {}

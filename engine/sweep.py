@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,9 +15,10 @@ import orjson
 
 from benchmark.context import prompt_budget
 from benchmark.suite import load_suite
-from engine.config import ModelConfig, ModelsFile, base_url, load_models
+from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
 from engine.errors import UserError
 from engine.interrupt import Interrupt
+from engine.local_server import serve_local_models
 from engine.judge import JudgeLane, JudgePlan, plan_judging
 from engine.plan import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
 from engine.progress import Progress, log
@@ -33,12 +35,15 @@ ENGINE_VERSION = "0.1.0"
 
 
 class SweepOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """Flags of `sweep`. None = not given: the models file's [sweep] table, then the default, applies."""
+
     models_path: Path
-    db: Path = Path("results.duckdb")
-    data_dir: Path = Path("data")
-    suite: str = "moodbench"
+    db: Path | None = None
+    data_dir: Path | None = None
+    suite: str | None = None
     datasets: list[str] | None = None
     limit: int | None = None
+    pull: bool = False
     fresh: bool = False
     quiet: bool = False
     allow_mixed: bool = False
@@ -52,9 +57,13 @@ class SweepResult(msgspec.Struct, kw_only=True):
     skipped: list[tuple[str, str]] = []  # (model, why) for models not run (no API key)
     spent_usd: float | None = None  # this run's cost (priced models), when --budget is set
     budget_reached: bool = False
+    run_s: float = 0.0  # wall time of the calling phase, after planning and loading
+    db: Path | None = None  # the database written (flag, models file or default)
+    suite: str | None = None  # name@version of the suite loaded into it
 
 
 class Plan(msgspec.Struct):
+    opts: SweepOptions  # with the file's [sweep] defaults filled in
     cfg: ModelsFile
     suite: Any  # benchmark.suite.Suite
     planned: list[PlannedDataset]
@@ -63,6 +72,7 @@ class Plan(msgspec.Struct):
 def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> Plan:
     """Load the models file, the suite and each dataset's sample; nothing is called."""
     cfg = load_models(opts.models_path, check_env=check_env)
+    opts = with_file_defaults(opts, cfg.sweep)
     suite = load_suite(opts.suite)
     datasets, skipped = resolve_datasets(opts.datasets, suite.datasets)
     if skipped:
@@ -75,13 +85,41 @@ def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> Plan:
     if opts.budget_usd is not None and opts.budget_usd <= 0:
         raise UserError("--budget must be > 0 (US dollars)")
     limit = opts.limit or suite.sample_size
+    if opts.pull:
+        pull_data([ds.id for ds in datasets], opts.data_dir, quiet=opts.quiet)
     # Data problems surface here, before any model is called.
     planned = [load_dataset(ds, opts.data_dir, limit, suite.seed) for ds in datasets]
-    return Plan(cfg, suite, planned)
+    return Plan(opts, cfg, suite, planned)
+
+
+def with_file_defaults(opts: SweepOptions, file: SweepDefaults) -> SweepOptions:
+    """Command-line flag, else the models file's [sweep] value, else the built-in default."""
+    def pick(flag, value, default):
+        return flag if flag is not None else value if value is not None else default
+
+    return msgspec.structs.replace(
+        opts,
+        db=Path(pick(opts.db, file.db, "results.duckdb")),
+        data_dir=Path(pick(opts.data_dir, file.data_dir, "data")),
+        suite=pick(opts.suite, file.suite, "moodbench"),
+        datasets=pick(opts.datasets, file.datasets, None),
+        limit=pick(opts.limit, file.limit, None),
+        pull=opts.pull or file.pull,
+    )
+
+
+def pull_data(dataset_ids: list[str], data_dir: Path, *, quiet: bool) -> None:
+    """`data pull` for these datasets; files already present and verified are not fetched again."""
+    from engine.data import data_main
+
+    argv = ["pull", "--datasets", ",".join(dataset_ids), "--data-dir", str(data_dir)] + (["--quiet"] if quiet else [])
+    if data_main(argv) != 0:
+        raise UserError(f"could not fetch the data for {', '.join(dataset_ids)} into {data_dir} (see above)")
 
 
 def sweep(opts: SweepOptions) -> SweepResult:
     plan = plan_sweep(opts)
+    opts = plan.opts
     runnable, skipped = plan.cfg.runnable()
     for m, why in skipped:
         # Shown even with --quiet: a model silently missing from a leaderboard is worse.
@@ -94,10 +132,12 @@ def sweep(opts: SweepOptions) -> SweepResult:
     con = connect(opts.db)
     try:
         load_suite_tables(con, plan.suite)
-        result = _sweep_with_store(opts, cfg, plan.suite.name, plan.suite.version, plan.planned, con)
+        with serve_local_models(cfg, quiet=opts.quiet) as cfg:
+            result = _sweep_with_store(opts, cfg, plan.suite.name, plan.suite.version, plan.planned, con)
     finally:
         con.close()
     result.skipped = [(m.name, why) for m, why in skipped]
+    result.db, result.suite = opts.db, f"{plan.suite.name}@{plan.suite.version}"
     for name, why in result.skipped:
         log(f"skipped: {name} ({why})", quiet=opts.quiet)
     return result
@@ -137,7 +177,9 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
                            models_path=opts.models_path, quiet=opts.quiet)
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
+    t0 = time.perf_counter()
     result = anyio.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging)
+    result.run_s = time.perf_counter() - t0
     outcome = "interrupted" if result.interrupted else "budget" if budget and budget.stopped else "complete"
     con.execute("UPDATE runs SET finished_at = ?, outcome = ? WHERE run_id = ?",
                 [datetime.now(timezone.utc), outcome, run_id])

@@ -18,9 +18,12 @@ ADAPTERS = {
     "openai": (OpenAIChat, "https://api.openai.com/v1"),
     "anthropic": (AnthropicChat, "https://api.anthropic.com"),
     "gemini": (GeminiChat, "https://generativelanguage.googleapis.com"),
+    # A llama.cpp server the engine starts itself (engine/local_server.py); its
+    # base_url is only known once it listens, so there is no default.
+    "local": (OpenAIChat, ""),
 }
 PROVIDERS = tuple(ADAPTERS)
-DEFAULT_BASE_URLS = {name: url for name, (_, url) in ADAPTERS.items()}
+DEFAULT_BASE_URLS = {name: url for name, (_, url) in ADAPTERS.items() if url}
 
 
 def make_provider(provider: str, *, base_url: str, model: str, api_key: str | None,
@@ -33,6 +36,6 @@ def make_provider(provider: str, *, base_url: str, model: str, api_key: str | No
     kwargs: dict[str, Any] = dict(base_url=base_url, model=model, api_key=api_key, generation=generation,
                                   limits=limits, timeout_s=timeout_s, max_retries=max_retries,
                                   max_connections=max_connections, backoff_base_s=backoff_base_s)
-    if provider == "openai":
+    if cls is OpenAIChat:
         kwargs["reasoning"] = reasoning
     return cls(**kwargs)

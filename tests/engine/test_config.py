@@ -180,3 +180,23 @@ def test_the_30_models_example_is_valid(monkeypatch):
 def test_missing_file(tmp_path):
     with pytest.raises(UserError, match="cannot read models file"):
         load_models(tmp_path / "nope.toml")
+
+
+def test_local_provider_rules(tmp_path):
+    base = '[[models]]\nname = "l"\nprovider = "local"\nmodel = "smollm2"\n'
+    assert load_models(write(tmp_path, base)).models[0].provider == "local"
+    for extra, needle in [('base_url = "http://127.0.0.1:1/v1"\n', "takes no base_url"),
+                          ('gguf = "/nope.gguf"\n', "is not a file"),
+                          ('api_key_env = "X"\n', "needs no api_key_env")]:
+        with pytest.raises(UserError, match=needle):
+            load_models(write(tmp_path, base + extra))
+
+
+def test_sweep_defaults_table(tmp_path):
+    cfg = load_models(write(tmp_path, '[sweep]\ndatasets = ["sst2"]\nlimit = 5\npull = true\n\n'
+                                      '[[models]]\nname = "a"\nprovider = "openai"\n'
+                                      'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'))
+    assert cfg.sweep.datasets == ["sst2"] and cfg.sweep.limit == 5 and cfg.sweep.pull
+    with pytest.raises(UserError, match="unknown"):
+        load_models(write(tmp_path, '[sweep]\nbogus = 1\n[[models]]\nname = "a"\nprovider = "openai"\n'
+                                    'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'))

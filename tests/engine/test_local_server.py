@@ -77,3 +77,20 @@ def test_no_orphan_when_the_engine_is_killed(tmp_path):
     if alive:
         os.kill(pid, signal.SIGKILL)
     assert not alive
+
+
+def test_sweep_with_a_local_model_starts_and_stops_its_server(tmp_path):
+    from tests.integration.helpers import query, run_cli
+
+    m = tmp_path / "models.toml"
+    m.write_text('[sweep]\ndatasets = ["synthetic"]\nlimit = 3\n\n'
+                 '[[models]]\nname = "local-smol"\nprovider = "local"\nmodel = "smollm2"\n'
+                 'max_concurrency = 1\nmax_tokens = 8\ncontext_tokens = 2048\n')
+    db = tmp_path / "r.duckdb"
+    r = run_cli("sweep", str(m), "--db", str(db), "--quiet", timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert query(db, "SELECT count(*), min(status), max(status) FROM results") == [(3, "ok", "ok")]
+    # No llama.cpp server of ours is left: none listens with our GGUF as a child of a dead sweep.
+    out = subprocess.run(["pgrep", "-f", "llama_cpp.server.*--model_alias smollm2 .*--n_ctx 2048"],
+                         capture_output=True, text=True)
+    assert out.stdout.strip() == ""
