@@ -23,7 +23,7 @@ from typing import Annotated, Any, Protocol
 
 import msgspec
 
-from benchmark.context import cut_to_tokens, estimate_tokens
+from benchmark.context import estimate_tokens, fit_source
 from benchmark.dataset import Item, Message, MetricSpec, stable_hash
 
 # Bump when parsing changes: it is part of every rubric's version stamp.
@@ -167,10 +167,10 @@ class SummaryRubric(msgspec.Struct, frozen=True, kw_only=True):
             text = self.template.format(source=source, **parts)
             if budget is None or estimate_tokens(text) <= budget:
                 return JudgePrompt((Message("user", text),), truncated=ref is not reference)
-            room = budget - estimate_tokens(self.template.format(source="", **parts)) - estimate_tokens(SOURCE_CUT)
-            if room >= MIN_SOURCE_TOKENS:
-                text = self.template.format(source=cut_to_tokens(source, room) + SOURCE_CUT, **parts)
-                return JudgePrompt((Message("user", text),), truncated=True)
+            fit = fit_source(lambda kept, p=parts: self.template.format(source=kept + SOURCE_CUT, **p), source,
+                             budget, MIN_SOURCE_TOKENS)
+            if fit is not None:
+                return JudgePrompt((Message("user", fit[0]),), truncated=True)
         return None
 
     def parse(self, item: Item, text: str | None) -> Verdict:

@@ -120,6 +120,8 @@ class JudgeLane:
         self.writer = Writer(con.cursor(), insert=store.insert_judgements)
         self._read = con.cursor()
         self.live, self._jobs = anyio.create_memory_object_stream(CHANNEL)
+        # The backlog's own sender, made now: the jobs end when both it and `live` are closed.
+        self._backlog = self.live.clone()
         self._providers: dict[int, Provider] = {}
         for rubric in plan.rubrics.values():
             out = j.max_tokens or rubric.max_tokens  # the rubric's allowance unless [judge] sets one
@@ -142,9 +144,8 @@ class JudgeLane:
         await self.live.aclose()
 
     async def run(self) -> None:
-        backlog = self.live.clone()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._feed_backlog, backlog)
+            tg.start_soon(self._feed_backlog, self._backlog)
             for _ in range(self.plan.judge.max_concurrency):
                 tg.start_soon(self._worker)
 

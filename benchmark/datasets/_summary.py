@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from benchmark.context import cut_to_tokens, estimate_tokens
+from benchmark.context import fit_source
 from benchmark.dataset import Item, Message, MetricSpec
 from benchmark.freetext import ROUGE, TextDataset, TextScorer
 from benchmark.judges import SummaryRubric, register_rubric
@@ -53,11 +53,10 @@ class SummaryDataset(TextDataset, frozen=True, kw_only=True):
         item = self.render(item_id, raw)
         (msg,) = item.messages
         source = item.meta["source"]
-        rest = estimate_tokens(msg.content) - estimate_tokens(source) + estimate_tokens(CUT_NOTE)
-        kept = cut_to_tokens(source, budget - rest)
-        shown = kept + CUT_NOTE
         # The source appears once in the prompt (the task sentence comes first and never contains it).
-        content = msg.content.replace(source, shown, 1)
+        fit = fit_source(lambda kept: msg.content.replace(source, kept + CUT_NOTE, 1), source, budget)
+        content, kept = fit if fit is not None else (msg.content.replace(source, CUT_NOTE, 1), "")
+        shown = kept + CUT_NOTE
         meta = {**item.meta, "source": shown, "truncated": 1, "kept_chars": len(kept), "source_chars": len(source)}
         return msgspec.structs.replace(item, messages=(Message(msg.role, content),), meta=meta)
 

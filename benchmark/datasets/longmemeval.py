@@ -39,8 +39,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmark.context import estimate_tokens, item_tokens
-from benchmark.dataset import Item, MetricSpec
+import msgspec
+
+from benchmark.context import estimate_tokens, fit_source, item_tokens
+from benchmark.dataset import Item, Message, MetricSpec
 from benchmark.freetext import TextDataset, TextScorer
 from benchmark.judges import LongMemEvalRubric, register_rubric
 from benchmark.loaders import Files
@@ -83,7 +85,8 @@ def _score(pred: str | None, golds: list, meta: dict) -> tuple[float, dict[str, 
     m = {"em": best(squad_em, pred, golds), "f1": best(squad_f1, pred, golds)}
     if meta.get("kind") == "factual":
         m["recall"] = recall
-    m["truncated"] = 1.0 if meta.get("sessions_dropped") or meta.get("turns_dropped") else 0.0
+    cut = meta.get("sessions_dropped") or meta.get("turns_dropped") or meta.get("content_cut")
+    m["truncated"] = 1.0 if cut else 0.0
     m["sessions_dropped"] = float(meta.get("sessions_dropped", 0))
     return recall, m
 
@@ -129,6 +132,14 @@ class LongMemEvalDataset(TextDataset, frozen=True, kw_only=True):
         while item_tokens(item) > budget and cut < n_last - 1:
             cut += 1
             item = attempt(drop, cut)
+        if item_tokens(item) > budget and n_last:
+            # One turn left and still too long: keep the beginning of its text.
+            (msg,) = item.messages
+            text = str(sessions[-1][-1].get("content", "")).strip()
+            fit = fit_source(lambda kept: msg.content.replace(text, kept + " [...]", 1), text, budget)
+            if fit is not None and text:
+                meta = {**item.meta, "content_cut": 1}
+                item = msgspec.structs.replace(item, messages=(Message(msg.role, fit[0]),), meta=meta)
         return item
 
 

@@ -150,8 +150,26 @@ def test_clean_reply_removes_only_think_and_one_fence():
 # ------------------------------------------------------------------ context estimates and fitting
 
 
-def test_estimate_is_pessimistic_and_cut_is_a_prefix():
-    assert estimate_tokens("abcd" * 10) == 10 and estimate_tokens("中文") == 4 and estimate_tokens("") == 0
+# Token counts of SmolLM2-135M's tokenizer (llama.cpp /extras/tokenize), measured once.
+SMOLLM2 = {
+    "Hello world, this is a test of the tokenizer.": 11,
+    "请为下面这篇新闻写一段简短的摘要，用一两句话概括其要点": 46,
+    "Rxe1+ Be6 15. Bd6 Kd7 16. Bxb8 Raxb8 17. Rc1 Rhc8": 37,  # chess notation: the known under-count
+}
+
+
+def test_estimate_is_pessimistic_for_prose_and_chinese():
+    for text, real in SMOLLM2.items():
+        est = estimate_tokens(text)
+        if text.startswith("Rxe1"):
+            assert 0.75 * real <= est < real
+        else:
+            assert real <= est <= 1.3 * real, (text, est, real)
+
+
+def test_estimate_and_cut_is_a_prefix():
+    assert estimate_tokens("abcd" * 10) == 8 and estimate_tokens("中文") == 4 and estimate_tokens("") == 0
+    assert estimate_tokens("a 1") == 3 and estimate_tokens("a b") == 2  # a space joins a word, not a digit
     text = "abc中文" * 100
     cut = cut_to_tokens(text, 50)
     assert text.startswith(cut) and estimate_tokens(cut) <= 50 < estimate_tokens(cut + text[len(cut)])
@@ -183,8 +201,9 @@ def test_longmemeval_fit_drops_oldest_sessions_keeps_the_question():
     assert ds.score(short, "Answer: x").measures["truncated"] == 1.0
     assert ds.score(full, "Answer: x").measures["truncated"] == 0.0
     assert fitted(ds, item_id, raw, full, None) is full and fitted(ds, item_id, raw, full, 10**6) is full
-    tiny = ds.fit(item_id, raw, 300)  # not even the last session fits: its oldest turns go too
+    tiny = ds.fit(item_id, raw, 300)  # not even the last session fits: its oldest turns go, then text
     assert tiny.meta["turns_dropped"] > 0 and raw["question"] in tiny.messages[0].content
+    assert item_tokens(tiny) <= 300 and ds.score(tiny, "x").measures["truncated"] == 1.0
 
 
 def test_summary_fit_cuts_the_end_of_the_source():
