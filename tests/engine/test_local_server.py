@@ -94,3 +94,26 @@ def test_sweep_with_a_local_model_starts_and_stops_its_server(tmp_path):
     out = subprocess.run(["pgrep", "-f", "llama_cpp.server.*--model_alias smollm2 .*--n_ctx 2048"],
                          capture_output=True, text=True)
     assert out.stdout.strip() == ""
+
+
+def test_ctrl_c_during_a_local_sweep_stops_the_server(tmp_path):
+    from tests.integration.helpers import ROOT
+
+    m = tmp_path / "models.toml"
+    m.write_text('[sweep]\ndatasets = ["synthetic"]\nlimit = 400\n\n'
+                 '[[models]]\nname = "local-smol"\nprovider = "local"\nmodel = "smollm2"\n'
+                 'max_concurrency = 1\nmax_tokens = 8\ncontext_tokens = 1536\n')
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "sweep", str(m), "--db", str(tmp_path / "r.duckdb"),
+                             "--quiet"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    pattern = "llama_cpp.server.*--n_ctx 1536"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if subprocess.run(["pgrep", "-f", pattern], capture_output=True).returncode == 0:
+            break
+        time.sleep(0.2)
+    time.sleep(3)  # let it answer a few items
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    time.sleep(0.5)
+    assert subprocess.run(["pgrep", "-f", pattern], capture_output=True).returncode == 1
