@@ -79,7 +79,7 @@ def insert_judgements(con: duckdb.DuckDBPyConnection, rows: list[JudgementRow]) 
     arrays = [pa.array([None if v is None else orjson.dumps(v).decode() for v in values], type=f.type)
               if name == "verdict" else pa.array(values, type=f.type)
               for name, f, values in zip(_COLUMNS, _SCHEMA, cols)]
-    batch = pa.Table.from_arrays(arrays, schema=_SCHEMA)
+    batch = pa.Table.from_arrays(arrays, schema=_SCHEMA)  # noqa: F841 - read by name in the SQL
     con.execute("BEGIN")
     try:
         con.execute(_UPSERT)
@@ -137,8 +137,8 @@ WHERE r.status = 'ok' AND r.run_id IS DISTINCT FROM $run
 
 def pending_count(con: duckdb.DuckDBPyConnection, judge: str, run_id: str, models: list[str],
                   rubrics: dict[str, str], plan: dict[str, list[str]]) -> int:
-    wanted = _wanted(models, rubrics)
-    plan_t = _plan(plan)
+    wanted = _wanted(models, rubrics)  # noqa: F841 - read by name in the SQL
+    plan_t = _plan(plan)  # noqa: F841 - read by name in the SQL
     return con.execute(f"SELECT count(*) FROM ({_PENDING})", {"run": run_id, "judge": judge}).fetchone()[0]
 
 
@@ -168,7 +168,7 @@ def pending(con: duckdb.DuckDBPyConnection, judge: str, run_id: str, models: lis
 
 def other_rubrics(con: duckdb.DuckDBPyConnection, judge: str, rubrics: dict[str, str]) -> int:
     """Judgements by this judge on these datasets made with another rubric version."""
-    cur = pa.table({"dataset": list(rubrics), "rubric": list(rubrics.values())})
+    cur = pa.table({"dataset": list(rubrics), "rubric": list(rubrics.values())})  # noqa: F841 - read by name in the SQL
     return int(con.execute("SELECT count(*) FROM judgements j JOIN cur c ON c.dataset = j.dataset "
                            "WHERE j.judge = ? AND j.rubric <> c.rubric", [judge]).fetchone()[0])
 
@@ -179,7 +179,7 @@ def _plan(plan: dict[str, list[str]]) -> pa.Table:
 
 
 def delete_judgements(con: duckdb.DuckDBPyConnection, models: list[str], datasets: list[str]) -> int:
-    sel = pa.table({"model": models})
-    dsel = pa.table({"dataset": datasets})
+    sel = pa.table({"model": models})  # noqa: F841 - read by name in the SQL
+    dsel = pa.table({"dataset": datasets})  # noqa: F841 - read by name in the SQL
     return int(con.execute("DELETE FROM judgements WHERE model IN (SELECT model FROM sel) "
                            "AND dataset IN (SELECT dataset FROM dsel)").fetchone()[0])

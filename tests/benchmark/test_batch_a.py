@@ -1,6 +1,6 @@
 """Batch A (issue #4): foundational multiple-choice datasets, on the real files where present.
 
-Real-data tests skip when ``/work/shared/datasets`` (or ``MOODENGINE_DATA_DIR``) lacks
+Real-data tests skip when ``../shared/datasets`` (or ``ENGINE_SHARED_DIR``) lacks
 a dataset; the loader, hook and metric unit tests run everywhere.
 """
 
@@ -21,7 +21,7 @@ from benchmark.extract import codes_for
 from benchmark.loaders import Files, read_rows
 from benchmark.mcq import ChoiceDataset, per_class_f1
 from benchmark.sampling import seeded_sample
-from tests.benchmark.realdata import DATA_DIR, need
+from tests.benchmark.realdata import DATA_DIR, need, assert_sample_deterministic
 from tests.benchmark.realdata import records as _cached_records
 
 IDS = [
@@ -75,16 +75,7 @@ def test_all_registered():
 
 @pytest.mark.parametrize("dataset_id", IDS)
 def test_pool_sample_size_and_determinism(dataset_id):
-    recs = _records(dataset_id)
-    ds = registry.get(dataset_id)
-    if str(DATA_DIR) == "/work/shared/datasets":
-        assert len(recs) == POOL[dataset_id]
-    assert len({i for i, _ in recs}) == len(recs)
-    a = [i for i, _ in seeded_sample(recs, ds.id, 300)]
-    assert len(a) == min(300, len(recs))
-    assert a == [i for i, _ in seeded_sample(list(reversed(recs)), ds.id, 300)]
-    assert a == [i for i, _ in seeded_sample(recs[1::2] + recs[::2], ds.id, 300)]
-    assert a == [i for i, _ in seeded_sample(list(ds.records(DATA_DIR)), ds.id, 300)]
+    assert_sample_deterministic(dataset_id, _records(dataset_id), POOL[dataset_id])
 
 
 @pytest.mark.parametrize("dataset_id", IDS)

@@ -23,7 +23,7 @@ from benchmark.extract import codes_for
 from benchmark.loaders import Files, read_rows
 from benchmark.mcq import ChoiceDataset, class_f1_measures
 from benchmark.sampling import seeded_sample
-from tests.benchmark.realdata import DATA_DIR
+from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic
 
 IDS = [
     "moodbench1", "moodbench2", "moodbench3", "moodbench4", "emobench1", "emobench2", "emobench3",
@@ -82,15 +82,7 @@ def reference_only(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("dataset_id", IDS)
 def test_pool_sample_size_determinism_and_order_independence(dataset_id):
-    recs = _records(dataset_id)
-    ds = registry.get(dataset_id)
-    assert len(recs) == POOL[dataset_id]
-    assert len({i for i, _ in recs}) == len(recs)
-    a = [i for i, _ in seeded_sample(recs, ds.id, 300)]
-    assert len(a) == min(300, len(recs))
-    assert a == [i for i, _ in seeded_sample(list(reversed(recs)), ds.id, 300)]
-    assert a == [i for i, _ in seeded_sample(recs[1::2] + recs[::2], ds.id, 300)]
-    assert a == [i for i, _ in seeded_sample(list(ds.records(DATA_DIR)), ds.id, 300)]
+    assert_sample_deterministic(dataset_id, _records(dataset_id), POOL[dataset_id])
     # Rendering is deterministic too (seeded option order).
     _, items = _sample(dataset_id)
     assert items == _sample(dataset_id)[1]

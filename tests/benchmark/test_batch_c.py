@@ -1,6 +1,6 @@
 """Batch C (Values & Safety, TruthfulQA, the four questionnaires) on the real files, plus their metrics.
 
-Real-file tests skip with a reason when /work/shared/datasets (or MOODENGINE_DATA_DIR) lacks the folder.
+Real-file tests skip with a reason when ../shared/datasets (or ENGINE_SHARED_DIR) lacks the folder.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from benchmark.extract import codes_for
 from benchmark.sampling import seeded_sample
 from store.views import ensure_views
 from store.writer import insert_rows
-from tests.benchmark.realdata import DATA_DIR
+from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic
 from tests.store.helpers import row
 
 SAFETY = [f"safetybench_{c}" for c in CATEGORIES]
@@ -68,14 +68,8 @@ def _db(dataset_id: str, metrics, scored) -> dict[str, float | None]:
 
 @pytest.mark.parametrize("dataset_id", ALL)
 def test_pool_sample_size_and_determinism(dataset_id):
-    recs = _records(dataset_id)
+    assert_sample_deterministic(dataset_id, _records(dataset_id), POOL[dataset_id])
     ds = registry.get(dataset_id)
-    assert len(recs) == POOL[dataset_id]
-    assert len({i for i, _ in recs}) == len(recs)
-    a = [i for i, _ in seeded_sample(recs, ds.id, 300)]
-    assert len(a) == min(300, len(recs))
-    assert a == [i for i, _ in seeded_sample(list(reversed(recs)), ds.id, 300)]
-    assert a == [i for i, _ in seeded_sample(list(ds.records(DATA_DIR)), ds.id, 300)]
     assert ds.prompt_hash() and ds.scorer_version
     assert sum(m.primary for m in ds.metrics) == 1
 

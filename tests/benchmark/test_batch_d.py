@@ -1,7 +1,7 @@
 """Batch D: reading comprehension and generation (cmrc2018, multirc, record, lcsts, cnewsum,
 vcsum, personafeedback, longmemeval), their text metrics and free-text extraction.
 
-Real-file tests skip when /work/shared/datasets is absent; PersonaFeedback (Hub only)
+Real-file tests skip when ../shared/datasets is absent; PersonaFeedback (Hub only)
 runs on the fixture in tests/benchmark/fixtures/personafeedback/.
 """
 
@@ -38,7 +38,7 @@ from benchmark.textmetrics import (
     squad_normalize,
     token_recall,
 )
-from tests.benchmark.realdata import DATA_DIR, need
+from tests.benchmark.realdata import DATA_DIR, need, assert_sample_deterministic
 from tests.benchmark.realdata import records as _records
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -234,16 +234,8 @@ def test_extract_summary():
 
 @pytest.mark.parametrize("dataset_id", ALL)
 def test_loader_pool_sample_size_and_determinism(dataset_id):
-    recs = _recs(dataset_id)
-    ds = registry.get(dataset_id)
-    assert len(recs) == POOL[dataset_id]
-    assert len({i for i, _ in recs}) == len(recs)
-    a = [i for i, _ in seeded_sample(recs, ds.id, 300)]
-    assert len(a) == min(300, len(recs))
-    assert a == [i for i, _ in seeded_sample(list(reversed(recs)), ds.id, 300)]
-    assert a == [i for i, _ in seeded_sample(recs[1::2] + recs[::2], ds.id, 300)]
-    again = list(ds.records(FIXTURES if dataset_id == "personafeedback" else DATA_DIR))
-    assert a == [i for i, _ in seeded_sample(again, ds.id, 300)]
+    assert_sample_deterministic(dataset_id, _recs(dataset_id), POOL[dataset_id],
+                                FIXTURES if dataset_id == "personafeedback" else DATA_DIR)
 
 
 @pytest.mark.parametrize("dataset_id", ALL)

@@ -5,7 +5,6 @@ import subprocess
 import sys
 import time
 
-import orjson
 
 from bench.sim_core import fingerprint
 from bench.sim_server import SimServerProcess

@@ -1,5 +1,4 @@
 import anyio
-import duckdb
 
 from store.db import connect
 from store.writer import Writer, insert_rows
