@@ -10,7 +10,7 @@ from tests.integration.helpers import query, run_cli
 
 KEYS = {"SIM_OPENAI_KEY": "sk-proj-SECRETopenai0123456789abcdef",
         "SIM_ANTHROPIC_KEY": "sk-ant-api03-SECRETanthropic0123456789",
-        "SIM_GEMINI_KEY": "AIzaSyD-SECRETgemini0123456789abcdefg"}
+        "SIM_GEMINI_KEY": "fake-gemini-SECRETgemini0123456789abcdefg"}
 WRONG = {"SIM_WRONG_KEY": "sk-proj-SECRETwrong9876543210fedcba"}
 
 
