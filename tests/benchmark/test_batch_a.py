@@ -10,7 +10,6 @@ import random
 import re
 import time
 
-import duckdb
 import pytest
 
 from benchmark import registry
@@ -21,8 +20,9 @@ from benchmark.extract import codes_for
 from benchmark.loaders import Files, read_rows
 from benchmark.mcq import ChoiceDataset, per_class_f1
 from benchmark.sampling import seeded_sample
-from tests.benchmark.realdata import DATA_DIR, need, assert_sample_deterministic
+from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic, need
 from tests.benchmark.realdata import records as _cached_records
+from tests.store.helpers import sql_metric_values
 
 IDS = [
     "ag_news", "thucnews", "lcqmc", "qqp", "wic", "ocnli", "mnli", "rte", "copa", "wsc", "mutual", "folio",
@@ -420,21 +420,6 @@ def test_per_class_f1_matches_sklearn():
         assert sum(f1s.values()) / 3 == pytest.approx(f1_score(gold, pred, labels=[0, 1, 2], average="macro"))
 
 
-def _sql_metrics(dataset_id: str, metrics, scored) -> dict:
-    from store.views import ensure_views
-    from store.writer import insert_rows
-    from tests.store.helpers import row
-
-    con = duckdb.connect()
-    ensure_views(con)
-    for s in metrics:
-        con.execute("INSERT INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, 'v')",
-                    [dataset_id, s.name, s.kind, s.a, s.b, s.c, s.primary])
-    insert_rows(con, [row(dataset=dataset_id, item_id=str(k), prediction=sc.prediction, gold=gold,
-                          score=sc.score, measures=sc.measures) for k, (gold, sc) in enumerate(scored)])
-    return dict(con.execute("SELECT metric, value FROM metric_values WHERE model = 'm'").fetchall())
-
-
 def test_folio_and_qqp_metrics_in_sql_match_sklearn():
     from sklearn.metrics import accuracy_score, f1_score
 
@@ -446,7 +431,7 @@ def test_folio_and_qqp_metrics_in_sql_match_sklearn():
             r = rng.random()
             answer = "Answer: " + item.gold if r < 0.5 else ("pass" if r < 0.6 else f"Answer: {rng.choice('ABC'[:len(ds.labels)])}")
             out.append((item, ds.score(item, answer)))
-        got = _sql_metrics(dataset_id, ds.metrics, [(i.gold, s) for i, s in out])
+        got = sql_metric_values(dataset_id, ds.metrics, [(i.gold, s) for i, s in out])
         gold = [i.gold for i, _ in out]
         pred = [s.prediction or "none" for _, s in out]
         assert got["accuracy"] == pytest.approx(accuracy_score(gold, pred))

@@ -503,8 +503,7 @@ def test_existing_declarations_keep_their_stamps():
 
 def test_new_metrics_through_the_sql_views():
     from store.views import ensure_views
-    from store.writer import insert_rows
-    from tests.store.helpers import row
+    from tests.store.helpers import sql_metric_values
 
     con = duckdb.connect()
     ensure_views(con)
@@ -512,16 +511,11 @@ def test_new_metrics_through_the_sql_views():
     assert "'label_f1'" in kinds and "'macro_f1'" in kinds, "store/views.sql lost the label_f1/macro_f1 kinds"
     specs = (MetricSpec("f1_ironic", "label_f1", "tp", "fp", "fn", primary=True),
              MetricSpec("jaccard_accuracy", "mean", "jac"), MetricSpec("accuracy", "mean", "score"))
-    for s in specs:
-        con.execute("INSERT INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, 'v')",
-                    ["d", s.name, s.kind, s.a, s.b, s.c, s.primary])
     scored = [Scored("B", 1.0, {"tp": 1, "fp": 0, "fn": 0, "jac": 1.0}),
               Scored("B", 0.0, {"tp": 0, "fp": 1, "fn": 0, "jac": 0.5}),
               Scored("A", 0.0, {"tp": 0, "fp": 0, "fn": 1, "jac": 0.0}),
               Scored("A", 1.0, {"tp": 0, "fp": 0, "fn": 0, "jac": 1.0})]
-    insert_rows(con, [row(dataset="d", item_id=str(k), prediction=s.prediction, score=s.score, measures=s.measures)
-                      for k, s in enumerate(scored)])
-    got = dict(con.execute("SELECT metric, value FROM metric_values WHERE model = 'm'").fetchall())
+    got = sql_metric_values("d", specs, [("A", sc) for sc in scored])
     assert got["f1_ironic"] == pytest.approx(f1_score([1, 0, 1, 0], [1, 1, 0, 0]))
     assert got["jaccard_accuracy"] == pytest.approx(0.625) and got["accuracy"] == pytest.approx(0.5)
 

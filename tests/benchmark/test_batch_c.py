@@ -8,7 +8,6 @@ from __future__ import annotations
 import random
 import time
 
-import duckdb
 import pytest
 
 from benchmark import metrics as M
@@ -17,10 +16,8 @@ from benchmark.datasets import eq60 as eq60_mod
 from benchmark.datasets._safetybench import CATEGORIES
 from benchmark.extract import codes_for
 from benchmark.sampling import seeded_sample
-from store.views import ensure_views
-from store.writer import insert_rows
 from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic
-from tests.store.helpers import row
+from tests.store.helpers import sql_metric_values
 
 SAFETY = [f"safetybench_{c}" for c in CATEGORIES]
 QUESTIONNAIRES = ["eq60", "iri30", "interpersonal_relationship_test", "effective_communication_test"]
@@ -50,17 +47,6 @@ def _items(dataset_id: str):
 
 def _say(gold) -> str:
     return gold if isinstance(gold, str) else ", ".join(gold)
-
-
-def _db(dataset_id: str, metrics, scored) -> dict[str, float | None]:
-    con = duckdb.connect()
-    ensure_views(con)
-    for s in metrics:
-        con.execute("INSERT INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, 'v')",
-                    [dataset_id, s.name, s.kind, s.a, s.b, s.c, s.primary])
-    insert_rows(con, [row(dataset=dataset_id, item_id=str(k), prediction=sc.prediction, gold=None,
-                          score=sc.score, measures=sc.measures) for k, sc in enumerate(scored)])
-    return dict(con.execute("SELECT metric, value FROM metric_values WHERE model = 'm'").fetchall())
 
 
 # ---------------------------------------------------------------- every dataset
@@ -267,7 +253,7 @@ def test_stereoset_metrics_in_sql_match_python():
     for item in items:
         r = rng.random()
         scored.append(ds.score(item, "No." if r < 0.1 else f"Answer: {rng.choice('ABC')}"))
-    got = _db(ds.id, ds.metrics, scored)
+    got = sql_metric_values(ds.id, ds.metrics, [(None, sc) for sc in scored])
     picks = [(i.meta["perm"][codes_for(3).index(s.prediction)] if s.prediction else None)
              for i, s in zip(items, scored)]
     ref = M.stereoset_scores(picks.count(0), picks.count(1), picks.count(2))
@@ -284,7 +270,7 @@ def test_icat_kind_on_hand_made_rows():
     spec = [MetricSpec("icat", "icat", "st", "an", "ok", primary=True)]
     rows = [{"st": 1, "an": 0, "ok": 1}] * 3 + [{"st": 0, "an": 1, "ok": 1}] + [{"st": 0, "an": 0, "ok": 1}]
     rows += [{"st": 0, "an": 0, "ok": 0}]  # unparsed: out of every denominator
-    got = _db("d", spec, [Scored("A", 1.0, r) for r in rows])
+    got = sql_metric_values("d", spec, [(None, Scored("A", 1.0, r)) for r in rows])
     assert got["icat"] == pytest.approx(M.stereoset_scores(3, 1, 1)["icat"]) == pytest.approx(0.4)
 
 
@@ -302,7 +288,7 @@ def test_truthfulqa_metrics_in_sql_match_python():
         else:
             answer = "Answer: " + ", ".join(sorted(rng.sample(codes, rng.randint(1, len(codes)))))
         scored.append(ds.score(item, answer))
-    got = _db(ds.id, ds.metrics, scored)
+    got = sql_metric_values(ds.id, ds.metrics, [(None, sc) for sc in scored])
     mc1 = [(i.gold, s.prediction) for i, s in zip(items, scored) if i.id.startswith("mc1/")]
     assert got["mc1"] == pytest.approx(M.accuracy([g for g, _ in mc1], [p for _, p in mc1]))
     mc2 = [M.selected_true_share(s.prediction, i.gold) for i, s in zip(items, scored) if i.id.startswith("mc2/")]
@@ -316,7 +302,7 @@ def test_questionnaire_score_in_sql_leaves_out_unparsed_and_fillers():
     ds, items = _items("eq60")
     rng = random.Random(2)
     scored = [ds.score(i, "跳过" if rng.random() < 0.2 else f"答案：{rng.choice('ABCD')}") for i in items]
-    got = _db(ds.id, ds.metrics, scored)
+    got = sql_metric_values(ds.id, ds.metrics, [(None, sc) for sc in scored])
     kept = [s.score for s in scored if s.score is not None]
     assert len(kept) < 40 and got["score"] == pytest.approx(sum(kept) / len(kept))
     assert got["answered_rate"] == pytest.approx(sum(s.prediction is not None for s in scored) / 60)

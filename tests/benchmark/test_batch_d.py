@@ -38,8 +38,9 @@ from benchmark.textmetrics import (
     squad_normalize,
     token_recall,
 )
-from tests.benchmark.realdata import DATA_DIR, need, assert_sample_deterministic
+from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic, need
 from tests.benchmark.realdata import records as _records
+from tests.store.helpers import sql_metric_values
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REAL = ["cmrc2018", "multirc", "record", "lcsts", "cnewsum", "vcsum", "longmemeval"]
@@ -485,22 +486,6 @@ def test_personafeedback_missing_persona_folder(tmp_path):
 # ------------------------------------------------------------------ SQL aggregation
 
 
-def _metric_values(dataset_id: str, metrics, scored) -> dict:
-    duckdb = pytest.importorskip("duckdb")
-    from store.views import ensure_views
-    from store.writer import insert_rows
-    from tests.store.helpers import row
-
-    con = duckdb.connect()
-    ensure_views(con)
-    for s in metrics:
-        con.execute("INSERT INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, 'v')",
-                    [dataset_id, s.name, s.kind, s.a, s.b, s.c, s.primary])
-    insert_rows(con, [row(dataset=dataset_id, item_id=str(k), prediction=sc.prediction, gold=gold,
-                          score=sc.score, measures=sc.measures) for k, (gold, sc) in enumerate(scored)])
-    return dict(con.execute("SELECT metric, value FROM metric_values WHERE model = 'm'").fetchall())
-
-
 @pytest.mark.parametrize("dataset_id", ["multirc", "longmemeval", "cmrc2018"])
 def test_metrics_in_sql_match_python(dataset_id):
     ds, items = _sample(dataset_id)
@@ -510,7 +495,7 @@ def test_metrics_in_sql_match_python(dataset_id):
         r = rng.random()
         reply = _right(ds, it) if r < 0.5 else _wrong(ds, it) if r < 0.8 else "" if r < 0.9 else "?"
         scored.append((it.gold, ds.score(it, reply)))
-    got = _metric_values(ds.id, ds.metrics, scored)
+    got = sql_metric_values(ds.id, ds.metrics, scored)
     ms = [s.measures or {} for _, s in scored]
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
     if dataset_id == "multirc":

@@ -4,28 +4,14 @@ from __future__ import annotations
 
 import random
 
-import duckdb
 import pytest
 
 from benchmark import metrics as M
 from benchmark import registry
 from benchmark.extract import codes_for
 from benchmark.sampling import seeded_sample
-from store.views import ensure_views
-from store.writer import insert_rows
 from tests.benchmark.realdata import DATA_DIR, need
-from tests.store.helpers import row
-
-
-def _db(dataset_id: str, metrics, scored) -> dict[str, float | None]:
-    con = duckdb.connect()
-    ensure_views(con)
-    for s in metrics:
-        con.execute("INSERT INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, 'v')",
-                    [dataset_id, s.name, s.kind, s.a, s.b, s.c, s.primary])
-    insert_rows(con, [row(dataset=dataset_id, item_id=str(k), prediction=sc.prediction, gold=gold,
-                          score=sc.score, measures=sc.measures) for k, (gold, sc) in enumerate(scored)])
-    return dict(con.execute("SELECT metric, value FROM metric_values WHERE model = 'm'").fetchall())
+from tests.store.helpers import sql_metric_values
 
 
 def test_kinds_on_hand_made_rows():
@@ -46,7 +32,7 @@ def test_kinds_on_hand_made_rows():
         {"bi": 1, "an": 1, "ok": 1, "st": 0},
         {"an": 0, "st": 0},
     ]
-    got = _db("d", specs, [(None, Scored("A", 1.0, r)) for r in rows])
+    got = sql_metric_values("d", specs, [(None, Scored("A", 1.0, r)) for r in rows])
     assert got["bias"] == pytest.approx(M.bias_score(2, 3))
     assert got["bias_scaled"] == pytest.approx(M.bias_score(2, 3, accuracy=2 / 3))
     assert got["balance"] == pytest.approx(M.preference_balance(2, 3))
@@ -76,7 +62,7 @@ def _simulate(dataset_id: str, wrong_rate: float = 0.4, junk_rate: float = 0.1):
 
 def test_goemotions_micro_macro_f1_in_sql_match_python():
     ds, out = _simulate("goemotions")
-    got = _db(ds.id, ds.metrics, [(i.gold, s) for i, s in out])
+    got = sql_metric_values(ds.id, ds.metrics, [(i.gold, s) for i, s in out])
     gold = [set(i.gold) for i, _ in out]
     pred = [None if s.prediction is None else set(s.prediction) for _, s in out]
     assert got["micro_f1"] == pytest.approx(M.micro_f1(gold, pred))
@@ -88,7 +74,7 @@ def test_goemotions_micro_macro_f1_in_sql_match_python():
 
 def test_bbq_bias_scores_in_sql_match_python():
     ds, out = _simulate("bbq")
-    got = _db(ds.id, ds.metrics, [(i.gold, s) for i, s in out])
+    got = sql_metric_values(ds.id, ds.metrics, [(i.gold, s) for i, s in out])
     assert got["accuracy"] == pytest.approx(M.accuracy([i.gold for i, _ in out], [s.prediction for _, s in out]))
     stats = {}
     for cond in ("ambig", "disambig"):
@@ -109,7 +95,7 @@ def test_bbq_bias_scores_in_sql_match_python():
 
 def test_crows_balance_in_sql_matches_python():
     ds, out = _simulate("crows_pairs", wrong_rate=0.5)
-    got = _db(ds.id, ds.metrics, [(i.gold, s) for i, s in out])
+    got = sql_metric_values(ds.id, ds.metrics, [(i.gold, s) for i, s in out])
     answered = [(i, s) for i, s in out if s.prediction is not None]
     stereo = sum(i.meta["perm"]["AB".index(s.prediction)] == 0 for i, s in answered)
     assert got["stereotype_preference"] == pytest.approx(stereo / len(answered))
