@@ -18,8 +18,8 @@ from benchmark.suite import load_suite
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
 from engine.errors import UserError
 from engine.interrupt import Interrupt
-from engine.local_server import serve_local_models
 from engine.judge import JudgeLane, JudgePlan, plan_judging
+from engine.local_server import serve_local_models
 from engine.plan import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
 from engine.progress import Progress, log
 from engine.scheduler import Budget, Stamps, run_lane
@@ -27,7 +27,7 @@ from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
 from store import resume
-from store.db import connect
+from store.db import connect, transaction
 from store.suite_tables import load_suite_tables
 from store.writer import Writer
 
@@ -212,19 +212,18 @@ def _throttle_lines(limits: dict[str, Limits]) -> list[str]:
 
 def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[PlannedDataset]) -> None:
     now = datetime.now(timezone.utc)
-    con.execute("BEGIN")  # one commit, not one per statement
-    for m in cfg.models:
-        con.execute("INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [m.name, m.provider, base_url(m), m.model, orjson.dumps(m.metadata).decode(),
-                     orjson.dumps(m.generation()).decode(), now])
-        # What was asked for, so coverage counts items never attempted (a killed run) as missing.
+    with transaction(con):  # one commit, not one per statement
+        for m in cfg.models:
+            con.execute("INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [m.name, m.provider, base_url(m), m.model, orjson.dumps(m.metadata).decode(),
+                         orjson.dumps(m.generation()).decode(), now])
+            # What was asked for, so coverage counts items never attempted (a killed run) as missing.
+            for p in planned:
+                con.execute("INSERT OR REPLACE INTO planned_items VALUES (?, ?, ?, ?)", [m.name, p.id, p.size, now])
         for p in planned:
-            con.execute("INSERT OR REPLACE INTO planned_items VALUES (?, ?, ?, ?)", [m.name, p.id, p.size, now])
-    for p in planned:
-        for spec in p.dataset.metrics:
-            con.execute("INSERT OR REPLACE INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        [p.id, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, p.dataset.scorer_version])
-    con.execute("COMMIT")
+            for spec in p.dataset.metrics:
+                con.execute("INSERT OR REPLACE INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            [p.id, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, p.dataset.scorer_version])
 
 
 def build_limits(cfg: ModelsFile) -> dict[str, Limits]:

@@ -12,6 +12,8 @@ import duckdb
 import msgspec
 import pyarrow as pa
 
+from store.db import transaction
+
 _SQL = Path(__file__).with_name("compactbench.sql")
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -109,18 +111,13 @@ def insert_rows(con: duckdb.DuckDBPyConnection, rows: list[ItemRow | StepRow]) -
     """The Writer's batch insert: item and step rows of one batch in one transaction."""
     items = [r for r in rows if isinstance(r, ItemRow)]
     steps = [r for r in rows if isinstance(r, StepRow)]
-    con.execute("BEGIN")
-    try:
+    with transaction(con):
         if steps:
             batch = _arrow(steps, _STEP_SCHEMA)
             con.execute(_STEP_UPSERT)
         if items:
             batch = _arrow(items, _ITEM_SCHEMA)  # noqa: F841
             con.execute(_ITEM_UPSERT)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 def ensure_compactbench(con: duckdb.DuckDBPyConnection) -> None:
@@ -155,8 +152,7 @@ def start_run(con: duckdb.DuckDBPyConnection, key: RunKey, *, suite_version: str
               case_slots: int, drift_cycles: int, n_templates: int, stamp: str, spec_json: str,
               case_ids: list[str], now: datetime) -> None:
     """Record the run's settings and replace its plan (the units scores read)."""
-    con.execute("BEGIN")
-    try:
+    with transaction(con):
         con.execute(
             """INSERT INTO compact_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 'running')
                ON CONFLICT (mode, suite, difficulty, model, compactor) DO UPDATE SET
@@ -170,10 +166,6 @@ def start_run(con: duckdb.DuckDBPyConnection, key: RunKey, *, suite_version: str
                     "AND compactor = ?", list(key))
         plan = pa.table({"case_id": case_ids})  # noqa: F841
         con.execute("INSERT INTO compact_plan SELECT ?, ?, ?, ?, ?, case_id FROM plan", list(key))
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 def finish_runs(con: duckdb.DuckDBPyConnection, keys: Iterable[RunKey], outcome: str, now: datetime) -> None:

@@ -13,6 +13,8 @@ import msgspec
 import orjson
 import pyarrow as pa
 
+from store.db import transaction
+
 _SQL = Path(__file__).with_name("judgements.sql")
 # Statuses that settle an answer for good; 'error' is retried on the next run.
 DONE = ("ok", "empty", "unparsed", "refused", "unjudgeable")
@@ -80,13 +82,8 @@ def insert_judgements(con: duckdb.DuckDBPyConnection, rows: list[JudgementRow]) 
               if name == "verdict" else pa.array(values, type=f.type)
               for name, f, values in zip(_COLUMNS, _SCHEMA, cols)]
     batch = pa.Table.from_arrays(arrays, schema=_SCHEMA)  # noqa: F841 - read by name in the SQL
-    con.execute("BEGIN")
-    try:
+    with transaction(con):
         con.execute(_UPSERT)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 def record_judge(con: duckdb.DuckDBPyConnection, name: str, provider: str, base_url: str, model_id: str,
@@ -98,17 +95,16 @@ def record_judge(con: duckdb.DuckDBPyConnection, name: str, provider: str, base_
 
 def declare_metrics(con: duckdb.DuckDBPyConnection, dataset: str, rubric: Any, judge: str | None) -> None:
     """Write a dataset's judge metrics. Without a judge, rows already naming one are kept."""
-    con.execute("BEGIN")
-    for spec in rubric.metrics:
-        if spec.kind != "mean":
-            raise ValueError(f"judge metric {dataset}.{spec.name}: only kind 'mean' is supported")
-        if judge is None:
-            con.execute("INSERT OR IGNORE INTO judge_metrics VALUES (?, ?, ?, ?, ?, NULL)",
-                        [dataset, spec.name, spec.kind, spec.a, rubric.version])
-        else:
-            con.execute("INSERT OR REPLACE INTO judge_metrics VALUES (?, ?, ?, ?, ?, ?)",
-                        [dataset, spec.name, spec.kind, spec.a, rubric.version, judge])
-    con.execute("COMMIT")
+    with transaction(con):  # one commit, not one per statement
+        for spec in rubric.metrics:
+            if spec.kind != "mean":
+                raise ValueError(f"judge metric {dataset}.{spec.name}: only kind 'mean' is supported")
+            if judge is None:
+                con.execute("INSERT OR IGNORE INTO judge_metrics VALUES (?, ?, ?, ?, ?, NULL)",
+                            [dataset, spec.name, spec.kind, spec.a, rubric.version])
+            else:
+                con.execute("INSERT OR REPLACE INTO judge_metrics VALUES (?, ?, ?, ?, ?, ?)",
+                            [dataset, spec.name, spec.kind, spec.a, rubric.version, judge])
 
 
 def _wanted(models: list[str], rubrics: dict[str, str]) -> pa.Table:

@@ -13,6 +13,8 @@ import orjson
 import pyarrow as pa
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from store.db import transaction
+
 
 class ResultRow(msgspec.Struct, array_like=True):
     """One row of `results`, in column order (store/schema.sql)."""
@@ -85,13 +87,8 @@ def to_arrow(rows: list[ResultRow]) -> pa.Table:
 def insert_rows(con: duckdb.DuckDBPyConnection, rows: list[ResultRow]) -> None:
     """Upsert rows in one transaction (also used by tests and benchmarks)."""
     batch = to_arrow(rows)  # noqa: F841 - referenced by name in the SQL
-    con.execute("BEGIN")
-    try:
+    with transaction(con):
         con.execute(_UPSERT)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 class Writer:
