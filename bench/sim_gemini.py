@@ -18,6 +18,7 @@ import orjson
 from aiohttp import web
 
 from bench.sim_core import MODEL_SUFFIX, Decision, SimState, fingerprint, reply
+from bench.sim_structured import SchemaError, check_gemini_schema, obey
 from bench.sim_openai import STATE
 
 _JSON = {"Content-Type": "application/json"}
@@ -103,6 +104,10 @@ def validate(body: Any) -> tuple[str, list[tuple[str, str]], dict]:
     cap = config.get("maxOutputTokens")
     if cap is not None and (not isinstance(cap, int) or cap < 1):
         raise GoogleError(400, "* GenerateContentRequest.generation_config.max_output_tokens: must be positive")
+    try:
+        check_gemini_schema(config)
+    except SchemaError as e:
+        raise GoogleError(400, str(e)) from None
     return system, turns, config
 
 
@@ -112,6 +117,9 @@ def _answer(state: SimState, model: str, system: str, turns: list[tuple[str, str
     last_user = next((t for r, t in reversed(turns) if r == "user"), texts[-1])
     answer, cut, prompt_tokens, completion_tokens = reply(decision.behaviour.mode, texts, last_user,
                                                           config.get("maxOutputTokens"))
+    schema = check_gemini_schema(config)
+    if schema is not None:
+        answer = obey(answer, schema)
     version = model + MODEL_SUFFIX
     ratings = [{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True}]
     if decision.kind == "refusal":  # the prompt itself is blocked: no candidates at all

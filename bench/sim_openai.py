@@ -14,6 +14,7 @@ import orjson
 from aiohttp import web
 
 from bench.sim_core import MODEL_SUFFIX, Decision, SimState, fingerprint, reply
+from bench.sim_structured import SchemaError, check_openai_format, obey
 
 STATE = web.AppKey("sim_state", SimState)
 ROLES = ("system", "user", "assistant", "tool", "developer")
@@ -140,6 +141,11 @@ def validate(body: Any) -> tuple[str, list]:
                            "unsupported_value")
     if model.startswith(_REASONING_PREFIXES):
         _check_reasoning(body)
+    if "response_format" in body:
+        try:
+            check_openai_format(body["response_format"])
+        except SchemaError as e:
+            raise RequestError(400, str(e), "response_format", "invalid_value") from None
     return model, messages
 
 
@@ -187,6 +193,9 @@ def _completion(state: SimState, model: str, messages: list, decision: Decision,
         last_user = texts[-1]
     cap = body.get("max_completion_tokens") or body.get("max_tokens")
     answer, cut, prompt_tokens, completion_tokens = reply(decision.behaviour.mode, texts, last_user, cap)
+    schema = check_openai_format(body["response_format"]) if "response_format" in body else None
+    if schema is not None:
+        answer = obey(answer, schema)
     finish = "length" if cut else "stop"
     message: dict[str, Any] = {"role": "assistant", "content": answer, "refusal": None}
     if decision.kind == "refusal":

@@ -20,6 +20,17 @@ class Message(msgspec.Struct, frozen=True):
     content: str
 
 
+class AnswerSpace(msgspec.Struct, frozen=True):
+    """The answers a prompt asks for, exactly as the prompt spells them ("A", "B" ...).
+
+    A model configured with `answer_constraint` is held to them by the provider
+    (grammar or JSON schema); otherwise it only documents the item.
+    """
+
+    values: tuple[str, ...]
+    multi: bool = False  # a list of distinct values, in the listed order
+
+
 class Item(msgspec.Struct, frozen=True):
     """One prompt to send, with what is needed to score its answer."""
 
@@ -29,7 +40,7 @@ class Item(msgspec.Struct, frozen=True):
     # Anything the scorer needs besides gold (option permutation, category,
     # BBQ context condition ...). JSON-serialisable.
     meta: dict[str, Any] = {}
-
+    answer: AnswerSpace | None = None  # None: free text
 
 class Scored(msgspec.Struct, frozen=True):
     """The outcome of scoring one response."""

@@ -1,7 +1,10 @@
 """Strict answer extraction for choice questions: read what the model claimed, never guess.
 
 Before any rule: full-width forms are folded (NFKC), markdown ``*``/backticks
-removed, and a ``<think>...</think>`` reasoning block dropped.
+removed, and a ``<think>...</think>`` reasoning block dropped. A response that is
+a JSON object ``{"answer": ...}`` (what a model held to a JSON schema returns,
+and what many models write unasked) is read as its answer value alone; a list
+there in a single-answer question claims several options -> None.
 
 Single answer, rules in order (the first that yields something decides):
 
@@ -31,12 +34,13 @@ an option code or an option's exact text, else the response is unparseable
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from typing import Sequence
 
 # Bump when any rule below changes: it is part of every choice dataset's scorer_version.
-EXTRACT_VERSION = "1"  # unreleased: no stored rows yet
+EXTRACT_VERSION = "2"  # 2: JSON {"answer": ...} responses
 
 _NOMATCH = -1  # this rule says nothing; try the next
 _BAD = -2  # the response claims something unusable (two options, or a code no option has)
@@ -82,6 +86,27 @@ def _response(text: str | None) -> str:
     if "<think>" in text.lower():
         text = _REASONING.sub("", text).strip()
     return text
+
+
+def _json_answer(text: str) -> str | list[str] | None:
+    """The value of a JSON object response ``{"answer": ...}`` (str or list of str), else None."""
+    body = text[4:].lstrip() if text[:4].lower() == "json" else text  # a ```json fence, backticks already gone
+    if not (body.startswith("{") and body.endswith("}")):
+        return None
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or len(doc) != 1:
+        return None
+    (key, value), = doc.items()
+    if key.casefold() != "answer":
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return None
 
 
 def fold(text: str) -> str:
@@ -139,6 +164,14 @@ def extract_single(response: str | None, choices: Choices) -> int | None:
     text = _response(response)
     if not text:
         return None
+    value = _json_answer(text)
+    if value is not None:
+        if isinstance(value, list):
+            if len(value) != 1:
+                return None
+            value = value[0]
+        r = _whole(value, choices) if value.strip() else _NOMATCH
+        return r if r >= 0 else None
     r = _whole(text, choices)
     if r == _NOMATCH:
         r = _after_markers(text, choices)
@@ -242,6 +275,16 @@ def extract_multi(response: str | None, choices: Choices) -> frozenset[int] | No
     text = _response(response)
     if not text:
         return None
+    value = _json_answer(text)
+    if value is not None:
+        pieces = value if isinstance(value, list) else _PUNCT_SPLIT.split(value)
+        out: set[int] = set()
+        for piece in pieces:
+            i = choices.lookup(piece.strip(_DECOR))
+            if i is None or i < 0:
+                return None
+            out.add(i)
+        return frozenset(out) if out else None
     parsed = {p for p in (_after_marker(text[m.end():], choices) for m in _MARKER.finditer(text)) if p is not None}
     if not parsed:
         # No usable marker: a bare list, on one line or one item per line.

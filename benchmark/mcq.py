@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 import msgspec
 from msgspec.structs import force_setattr
 
-from benchmark.dataset import DataMissing, Item, Message, MetricSpec, Scored, stable_hash
+from benchmark.dataset import AnswerSpace, DataMissing, Item, Message, MetricSpec, Scored, stable_hash
 from benchmark.extract import EXTRACT_VERSION, Choices, codes_for, extract_multi, extract_single
 from benchmark.loaders import Files, locate, read_label_list, read_rows
 from benchmark.metrics import f1_from_counts
@@ -280,7 +280,8 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
         answer = [self._say(i, codes, shown) for i in g] if self.multi else self._say(g, codes, shown)
         if self.multi and not g:
             answer = [self._say(len(shown) - 1, codes, shown)]  # the none option
-        return Item(id=item_id, messages=(Message("user", content),), gold=answer, meta=meta)
+        space = AnswerSpace(values=tuple(shown) if self.answer_with == "name" else codes, multi=self.multi)
+        return Item(id=item_id, messages=(Message("user", content),), gold=answer, meta=meta, answer=space)
 
     def score(self, item: Item, response: str) -> Scored:
         meta = item.meta

@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 import msgspec
 
 from engine.errors import UserError
-from providers.registry import DEFAULT_BASE_URLS, PROVIDERS
+from providers.registry import CONSTRAINABLE, DEFAULT_BASE_URLS, PROVIDERS
 
 # Validation runs before a local server exists; its URL shape is known.
 LOCAL_PLACEHOLDER_URL = "http://127.0.0.1:0/v1"
@@ -67,6 +67,10 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     # OpenAI reasoning models (o1/o3/o4/gpt-5 are detected by name): send
     # max_completion_tokens, and no temperature/top_p/stop, which they refuse.
     reasoning: bool | None = None
+    # Hold the model to the answers a choice prompt asks for: "grammar" (GBNF, llama.cpp
+    # servers) or "json_schema" (OpenAI structured outputs, vLLM, Gemini's responseSchema).
+    # Off by default: a model is measured on what it writes; see docs/providers.md.
+    answer_constraint: str | None = None
     price: Price | None = None  # cost per item = reported tokens x price
     # The model's context window in tokens: longer prompts are shortened by datasets that
     # can (LongMemEval drops its oldest sessions, summaries cut the source); None: no limit.
@@ -82,6 +86,11 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
         gen = {k: v for k, v in gen.items() if v is not None}
         gen.update(self.extra_body)
         return gen
+
+    def request_stamp(self) -> dict[str, Any]:
+        """Everything about the request that changes answers: generation settings and the answer constraint."""
+        gen = self.generation()
+        return {**gen, "answer_constraint": self.answer_constraint} if self.answer_constraint else gen
 
     def api_key(self) -> str | None:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
@@ -224,6 +233,11 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
             raise UserError(f"{where}: context_tokens must be >= 256 (the model's context window in tokens)")
         if m.price is not None and (m.price.input_per_mtok < 0 or m.price.output_per_mtok < 0):
             raise UserError(f"{where}: price: per-million-token prices must be >= 0")
+        if m.answer_constraint is not None and m.answer_constraint not in CONSTRAINABLE.get(m.provider, ()):
+            allowed = CONSTRAINABLE.get(m.provider, ())
+            raise UserError(f"{where}: answer_constraint {m.answer_constraint!r} is not available for provider "
+                            f"{m.provider!r} (" + (f"use {' or '.join(repr(a) for a in allowed)}"
+                                                  if allowed else "its API has no constrained decoding") + ")")
         if m.reasoning is not None and m.provider != "openai":
             raise UserError(f"{where}: reasoning applies to provider 'openai' only")
         for key in ("rpm", "tpm", "timeout_s", "backoff_s"):

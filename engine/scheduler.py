@@ -93,7 +93,7 @@ async def evaluate(model: str, provider: Provider, w: Work, stamps: Stamps) -> R
                 prompt_hash=stamps.prompt_hash[ds.id], suite_version=stamps.suite_version,
                 scorer_version=ds.scorer_version, started_at=started, run_id=stamps.run_id)
     try:
-        res = await provider.chat(item.messages)
+        res = await provider.chat(item.messages, item.answer)
     except ProviderError as e:
         return ResultRow(**base, status="error", error_class=e.klass.value, error=str(e)[:1000],
                          attempts=e.attempts, response=None, prediction=None, score=None, measures=None,

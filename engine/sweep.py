@@ -147,7 +147,7 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
                       planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection) -> SweepResult:
     names = [m.name for m in cfg.models]
     run_id = uuid.uuid4().hex[:12]
-    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, m.generation()) for p in planned},
+    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, m.request_stamp()) for p in planned},
                              run_id=run_id, price=m.price, max_output=m.max_tokens)
               for m in cfg.models}
     if opts.fresh:
@@ -216,7 +216,7 @@ def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned:
         for m in cfg.models:
             con.execute("INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [m.name, m.provider, base_url(m), m.model, orjson.dumps(m.metadata).decode(),
-                         orjson.dumps(m.generation()).decode(), now])
+                         orjson.dumps(m.request_stamp()).decode(), now])
             # What was asked for, so coverage counts items never attempted (a killed run) as missing.
             for p in planned:
                 con.execute("INSERT OR REPLACE INTO planned_items VALUES (?, ?, ?, ?)", [m.name, p.id, p.size, now])
@@ -248,7 +248,8 @@ def _provider(m: ModelConfig, limits: Limits):
     return make_provider(m.provider, base_url=base_url(m), model=m.model, api_key=m.api_key(),
                          generation=m.generation(), limits=limits, timeout_s=m.timeout_s,
                          max_retries=m.max_retries, max_connections=m.max_concurrency,
-                         backoff_base_s=m.backoff_s, reasoning=m.reasoning)
+                         backoff_base_s=m.backoff_s, reasoning=m.reasoning,
+                         answer_constraint=m.answer_constraint)
 
 
 async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection,

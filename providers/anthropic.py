@@ -58,7 +58,8 @@ class AnthropicChat(HttpChat):
                          max_output=params["max_tokens"], limits=limits, timeout_s=timeout_s,
                          max_retries=max_retries, max_connections=max_connections, backoff_base_s=backoff_base_s)
 
-    def request_body(self, messages: Sequence[Any]) -> bytes:
+    def request_body(self, messages: Sequence[Any], answer: Any = None) -> bytes:
+        # No answer constraint: config validation refuses one for this provider.
         system, turns = merge_turns(messages, "assistant")
         payload: dict[str, Any] = {"model": self._model,
                                    "messages": [{"role": r, "content": c} for r, c in turns], **self._params}

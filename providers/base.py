@@ -23,8 +23,12 @@ class ChatResult(msgspec.Struct):
 
 
 class Provider(Protocol):
-    """A wire API. ``chat`` returns a result or raises ``ProviderError``."""
+    """A wire API. ``chat`` returns a result or raises ``ProviderError``.
 
-    async def chat(self, messages: Sequence[Any]) -> ChatResult: ...
+    ``answer`` (see providers.constrain) lists the answers the prompt asks for; a
+    provider configured with an answer constraint holds the model to them.
+    """
+
+    async def chat(self, messages: Sequence[Any], answer: Any = None) -> ChatResult: ...
 
     async def aclose(self) -> None: ...

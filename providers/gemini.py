@@ -18,6 +18,7 @@ import orjson
 from providers.anthropic import merge_turns
 from providers.base import ChatResult
 from providers.errors import malformed
+from providers.constrain import AnswerSpace, gemini_schema
 from providers.http import HttpChat
 from providers.limits import Limits
 
@@ -29,7 +30,10 @@ _BLOCK_FINISH = {"SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPI
 class GeminiChat(HttpChat):
     def __init__(self, *, base_url: str, model: str, api_key: str | None, generation: dict[str, Any],
                  limits: Limits | None = None, timeout_s: float = 120.0, max_retries: int = 8,
-                 max_connections: int = 64, backoff_base_s: float = 1.0):
+                 max_connections: int = 64, backoff_base_s: float = 1.0, answer_constraint: str | None = None):
+        if answer_constraint not in (None, "json_schema"):
+            raise ValueError(f"gemini supports answer_constraint 'json_schema' only, not {answer_constraint!r}")
+        self._constraint = answer_constraint
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers["x-goog-api-key"] = api_key
@@ -45,13 +49,16 @@ class GeminiChat(HttpChat):
                          limits=limits, timeout_s=timeout_s, max_retries=max_retries,
                          max_connections=max_connections, backoff_base_s=backoff_base_s)
 
-    def request_body(self, messages: Sequence[Any]) -> bytes:
+    def request_body(self, messages: Sequence[Any], answer: AnswerSpace | None = None) -> bytes:
         system, turns = merge_turns(messages, "model")
         payload: dict[str, Any] = {"contents": [{"role": r, "parts": [{"text": c}]} for r, c in turns]}
         if system:
             payload["systemInstruction"] = {"parts": [{"text": system}]}
-        if self._config:
-            payload["generationConfig"] = self._config
+        config = self._config
+        if answer is not None and self._constraint == "json_schema":
+            config = {**config, "responseMimeType": "application/json", "responseSchema": gemini_schema(answer)}
+        if config:
+            payload["generationConfig"] = config
         payload.update(self._extra)
         return orjson.dumps(payload)
 

@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 import aiohttp
 
 from providers.base import ChatResult
+from providers.constrain import AnswerSpace
 from providers.errors import (ErrorClass, ProviderError, classify_exception, classify_status, error_message,
                               retry_after, safety_block)
 from providers.limits import OK, OTHER, THROTTLED, Limits
@@ -43,7 +44,8 @@ class HttpChat:
 
     # -- what a wire module provides
 
-    def request_body(self, messages: Sequence[Any]) -> bytes:
+    def request_body(self, messages: Sequence[Any], answer: AnswerSpace | None = None) -> bytes:
+        """The request; ``answer`` is the item's answer space, sent when the model is constrained."""
         raise NotImplementedError
 
     def parse(self, raw: bytes) -> ChatResult:
@@ -67,8 +69,8 @@ class HttpChat:
         # or more; over-estimating is corrected after the call.
         return len(body) // 3 + self._max_output
 
-    async def chat(self, messages: Sequence[Any]) -> ChatResult:
-        body = self.request_body(messages)
+    async def chat(self, messages: Sequence[Any], answer: AnswerSpace | None = None) -> ChatResult:
+        body = self.request_body(messages, answer)
         est = self.estimate_tokens(body)
         t0 = time.perf_counter()
         result, attempts = await with_retries(

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 import orjson
 
 from providers.base import ChatResult
+from providers.constrain import AnswerSpace, gbnf, openai_response_format
 from providers.errors import malformed
 from providers.http import HttpChat
 from providers.limits import Limits, header_pause
@@ -33,7 +34,8 @@ class OpenAIChat(HttpChat):
 
     def __init__(self, *, base_url: str, model: str, api_key: str | None, generation: dict[str, Any],
                  limits: Limits | None = None, timeout_s: float = 120.0, max_retries: int = 8,
-                 max_connections: int = 64, backoff_base_s: float = 1.0, reasoning: bool | None = None):
+                 max_connections: int = 64, backoff_base_s: float = 1.0, reasoning: bool | None = None,
+                 answer_constraint: str | None = None):
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -46,17 +48,22 @@ class OpenAIChat(HttpChat):
                 gen["max_completion_tokens"] = gen.pop("max_tokens")
         self._model = model
         self._generation = gen
+        self._constraint = answer_constraint
         super().__init__(url=base_url.rstrip("/") + "/chat/completions", headers=headers, api_key=api_key,
                          max_output=gen.get("max_completion_tokens") or gen.get("max_tokens"), limits=limits,
                          timeout_s=timeout_s, max_retries=max_retries, max_connections=max_connections,
                          backoff_base_s=backoff_base_s)
 
-    def request_body(self, messages: Sequence[Any]) -> bytes:
+    def request_body(self, messages: Sequence[Any], answer: AnswerSpace | None = None) -> bytes:
         payload = {
             "model": self._model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             **self._generation,
         }
+        if answer is not None and self._constraint == "grammar":
+            payload["grammar"] = gbnf(answer)
+        elif answer is not None and self._constraint == "json_schema":
+            payload["response_format"] = openai_response_format(answer)
         return orjson.dumps(payload)
 
     def parse(self, raw: bytes) -> ChatResult:

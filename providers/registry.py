@@ -23,13 +23,16 @@ ADAPTERS = {
     "local": (OpenAIChat, ""),
 }
 PROVIDERS = tuple(ADAPTERS)
+# provider -> the answer constraints (providers/constrain.py) its wire API can carry. The
+# Anthropic Messages API has no constrained decoding in the version this adapter speaks.
+CONSTRAINABLE = {"openai": ("grammar", "json_schema"), "local": ("grammar",), "gemini": ("json_schema",)}
 DEFAULT_BASE_URLS = {name: url for name, (_, url) in ADAPTERS.items() if url}
 
 
 def make_provider(provider: str, *, base_url: str, model: str, api_key: str | None,
                   generation: dict[str, Any], limits: Limits, timeout_s: float,
                   max_retries: int, max_connections: int, backoff_base_s: float = 1.0,
-                  reasoning: bool | None = None) -> Provider:
+                  reasoning: bool | None = None, answer_constraint: str | None = None) -> Provider:
     if provider not in ADAPTERS:
         raise ValueError(f"unknown provider {provider!r}")
     cls = ADAPTERS[provider][0]
@@ -38,4 +41,8 @@ def make_provider(provider: str, *, base_url: str, model: str, api_key: str | No
                                   max_connections=max_connections, backoff_base_s=backoff_base_s)
     if cls is OpenAIChat:
         kwargs["reasoning"] = reasoning
+    if answer_constraint is not None:
+        if provider not in CONSTRAINABLE:
+            raise ValueError(f"provider {provider!r} has no answer constraint")
+        kwargs["answer_constraint"] = answer_constraint
     return cls(**kwargs)

@@ -230,3 +230,35 @@ def test_requested_format_always_reads_back(n, data):
     assert extract_single(f"答案：{ch.codes[i]}", ch) == i
     picks = data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=4))
     assert extract_multi("Answer: " + ", ".join(ch.codes[j] for j in sorted(picks)), ch) == picks
+
+
+# --- JSON answers: what a model held to a JSON schema returns (providers/constrain.py)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('{"answer": "B"}', "B"),
+        ('{"answer":"C"}', "C"),
+        ('{"Answer": "b"}', "B"),
+        ('{"answer": ["D"]}', "D"),
+        ('{"answer": "The grandson"}', "B"),
+        ('```json\n{"answer": "A"}\n```', "A"),
+        ('{"answer": ["A", "B"]}', None),  # two claims in a single-answer question
+        ('{"answer": "E"}', None),  # no such option
+        ('{"answer": ""}', None),
+        ('{"answer": "B", "why": "the context"}', "B"),  # not the answer object: read as text, marker rule
+    ],
+)
+def test_single_reads_json_answer_objects(text, expected):
+    assert single(text) == expected
+
+
+def test_multi_reads_json_answer_objects():
+    assert multi('{"answer": ["joy", "surprise"]}') == [1, 2]
+    assert multi('{"answer": ["surprise", "joy", "joy"]}') == [1, 2]
+    assert multi('{"answer": "joy, surprise"}') == [1, 2]
+    assert multi('{"answer": ["joy", "happiness"]}') is None
+    assert multi('{"answer": []}') is None
+    ch = Choices(["red", "green", "blue"])
+    assert sorted(extract_multi('{"answer": ["A", "C"]}', ch)) == [0, 2]

@@ -159,12 +159,27 @@ def test_providers_prices_reasoning_and_account_pools(tmp_path):
     (lambda t: t.replace('model = "glm-4-flash"', 'model = "glm-4-flash"\napi_key_env = "sk-live-abc123"'),
      "is not an environment variable name"),
     (lambda t: t.replace("max_concurrency = 12", "max_concurrency = 0"), "accounts.shared.max_concurrency must be > 0"),
+    (lambda t: t.replace('model = "claude-opus-4-20250514"', 'model = "claude-opus-4-20250514"\nanswer_constraint = "json_schema"'),
+     "answer_constraint 'json_schema' is not available for provider 'anthropic' (its API has no constrained decoding)"),
+    (lambda t: t.replace('model = "gemini-2.0-flash"', 'model = "gemini-2.0-flash"\nanswer_constraint = "grammar"'),
+     "answer_constraint 'grammar' is not available for provider 'gemini' (use 'json_schema')"),
+    (lambda t: t.replace('model = "glm-4-flash"', 'model = "glm-4-flash"\nanswer_constraint = "regex"'),
+     "answer_constraint 'regex' is not available for provider 'openai' (use 'grammar' or 'json_schema')"),
 ])
 def test_bad_provider_settings(tmp_path, mutate, expected):
     path = write(tmp_path, mutate(PROVIDERS))
     with pytest.raises(UserError) as e:
         load_models(path)
     assert expected in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_answer_constraint_is_part_of_the_request_stamp(tmp_path):
+    text = PROVIDERS.replace('model = "glm-4-flash"', 'model = "glm-4-flash"\nanswer_constraint = "json_schema"')
+    glm = load_models(write(tmp_path, text)).models[3]
+    assert glm.request_stamp() == {**glm.generation(), "answer_constraint": "json_schema"}
+    assert "answer_constraint" not in glm.generation()  # it is not a generation parameter sent as such
+    plain = load_models(write(tmp_path, PROVIDERS)).models[3]
+    assert plain.request_stamp() == plain.generation()  # stamps of unconstrained models are unchanged
 
 
 def test_the_30_models_example_is_valid(monkeypatch):

@@ -30,3 +30,24 @@ def test_sweep_against_real_server_then_resume(tmp_path, data_dir):
     r = run_cli("sweep", str(m), "--db", str(db), "--datasets", datasets, "--limit", "4",
                 "--data-dir", str(data_dir), "--quiet", timeout=120)
     assert r.returncode == 0 and "0 rows written" in r.stderr, r.stderr
+
+
+def test_grammar_constraint_makes_every_choice_answer_parse(tmp_path, data_dir):
+    """SmolLM2-135M free-form leaves about half its answers unparseable; held by a grammar, none."""
+    db = tmp_path / "r.duckdb"
+    m = tmp_path / "models.toml"
+    m.write_text(f'[[models]]\nname = "smollm2"\nprovider = "openai"\nbase_url = "{LLAMA_URL}"\n'
+                 f'model = "smollm2"\nmax_concurrency = 2\nmax_tokens = 48\nanswer_constraint = "grammar"\n')
+    # Single letter (English, Chinese), multi-label by name, a questionnaire.
+    datasets = "sst2,ocnli,goemotions,eq60"
+    r = run_cli("sweep", str(m), "--db", str(db), "--datasets", datasets, "--limit", "3",
+                "--data-dir", str(data_dir), "--quiet", timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = query(db, "SELECT dataset, status, response, prediction FROM results ORDER BY ALL")
+    assert len(rows) == 12 and all(s == "ok" for _, s, *_ in rows), rows
+    assert all(p is not None for *_, p in rows), rows
+    labels = [resp.split(", ") for d, _, resp, _ in rows if d == "goemotions"]
+    assert all(len(ls) == len(set(ls)) for ls in labels), labels  # distinct values only
+    assert dict(query(db, "SELECT dataset, n_unparsed FROM dataset_coverage")) == {d: 0 for d in datasets.split(",")}
+    stamp = query(db, "SELECT generation->>'answer_constraint' FROM models")
+    assert stamp == [("grammar",)]

@@ -1,0 +1,65 @@
+"""Holding a model to the answers a prompt asks for: the wire forms of one constraint.
+
+A choice question's answers are a short list of values ("A".."D", or option
+names). With `answer_constraint` set, the provider sends them as:
+
+- ``grammar``: a GBNF grammar in the request's ``grammar`` field (llama.cpp's
+  server and llama-cpp-python's); the reply is the bare value ("B") or, for
+  several answers, distinct values in the listed order joined by ", ";
+- ``json_schema``: OpenAI structured outputs (``response_format`` with a strict
+  JSON schema; also vLLM, SGLang, llama.cpp's native server) or Gemini's
+  ``responseSchema``; the reply is ``{"answer": "B"}`` / ``{"answer": ["A", "C"]}``.
+
+Benchmark extraction reads both forms. Free-text items carry no answer space
+and are sent unconstrained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+CONSTRAINTS = ("grammar", "json_schema")
+
+
+class AnswerSpace(Protocol):
+    values: Sequence[str]
+    multi: bool
+
+
+def _gbnf_literal(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def gbnf(space: AnswerSpace) -> str:
+    """A GBNF grammar whose sentences are exactly the allowed answers."""
+    lits = [_gbnf_literal(v) for v in space.values]
+    if not space.multi:
+        return "root ::= " + " | ".join(lits)
+    # Distinct values in the listed order: rule s<i> is value i, optionally followed by
+    # ", " and a later rule. Every sentence is finite, so the model cannot loop to max_tokens.
+    n = len(lits)
+    rules = ["root ::= " + " | ".join(f"s{i}" for i in range(n))]
+    for i, lit in enumerate(lits):
+        later = " | ".join(f"s{j}" for j in range(i + 1, n))
+        rules.append(f"s{i} ::= {lit}" + (f' (", " ({later}))?' if later else ""))
+    return "\n".join(rules)
+
+
+def answer_schema(space: AnswerSpace) -> dict[str, Any]:
+    """A JSON schema (OpenAI strict-mode subset) for ``{"answer": value or [values]}``."""
+    one = {"type": "string", "enum": list(space.values)}
+    answer = {"type": "array", "items": one} if space.multi else one
+    return {"type": "object", "properties": {"answer": answer}, "required": ["answer"],
+            "additionalProperties": False}
+
+
+def openai_response_format(space: AnswerSpace) -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"name": "answer", "strict": True, "schema": answer_schema(space)}}
+
+
+def gemini_schema(space: AnswerSpace) -> dict[str, Any]:
+    """Gemini's OpenAPI-subset Schema (upper-case types; no additionalProperties)."""
+    one = {"type": "STRING", "enum": list(space.values)}
+    answer = {"type": "ARRAY", "items": one} if space.multi else one
+    return {"type": "OBJECT", "properties": {"answer": answer}, "required": ["answer"]}
