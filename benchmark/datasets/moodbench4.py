@@ -9,7 +9,7 @@ shown in a seeded order (see ``_pqemotion``). Metric: accuracy (paper).
 from benchmark.datasets._pqemotion import pqemotion
 from benchmark.registry import register
 
-register(
+MOODBENCH4 = register(
     pqemotion(
         "moodbench4", "er", 4, ("code",),
         task="阅读下面的情境和人物的倾诉，从候选回复中选出最有效、最能体现共情的一项。",
