@@ -1,10 +1,13 @@
 """Ceiling for the engine: a bare aiohttp client loop against the sim server.
 
-    python -m bench.baseline_aiohttp [--requests 10000] [--concurrency 64] [--url URL]
+    python -m bench.baseline_aiohttp [--requests 10000] [--concurrency 64] [--models 1] [--uvloop] [--url URL]
 
 Without --url it starts ``SimServerProcess`` at zero latency (own core). N
 worker tasks share one pooled connector and pull from a shared counter, the
 same shape as the engine's per-model lanes, with none of its work.
+``--models 10 --concurrency 32`` is the zero-latency scenario's shape (a
+session per model, 320 requests in flight), which costs aiohttp more per
+request than 64 in flight; ``--uvloop`` runs it on the loop the engine uses.
 """
 
 from __future__ import annotations
@@ -24,9 +27,8 @@ from bench.sim_server import SimServerProcess
 PROMPT = "Which is right?\nA. one\nB. two\nC. three\nD. four\nAnswer with the letter."
 
 
-async def run(url: str, total: int, concurrency: int) -> tuple[int, int, float]:
-    """Send ``total`` chat requests with ``concurrency`` workers; (ok, failed, seconds)."""
-    connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=concurrency)
+async def run(url: str, total: int, concurrency: int, models: int = 1) -> tuple[int, int, float]:
+    """Send ``total`` chat requests with ``concurrency`` workers per session; (ok, failed, seconds)."""
     next_index = 0
     ok = failed = 0
 
@@ -45,10 +47,15 @@ async def run(url: str, total: int, concurrency: int) -> tuple[int, int, float]:
             else:
                 failed += 1
 
-    async with aiohttp.ClientSession(connector=connector) as session:
+    sessions = [aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency, limit_per_host=concurrency))
+                for _ in range(models)]
+    try:
         start = time.perf_counter()
-        await asyncio.gather(*(worker(session) for _ in range(concurrency)))
+        await asyncio.gather(*(worker(session) for session in sessions for _ in range(concurrency)))
         elapsed = time.perf_counter() - start
+    finally:
+        for session in sessions:
+            await session.close()
     return ok, failed, elapsed
 
 
@@ -57,23 +64,32 @@ def main() -> None:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--requests", type=int, default=10_000)
     p.add_argument("--concurrency", type=int, default=64)
+    p.add_argument("--models", type=int, default=1, help="sessions, each with --concurrency workers")
+    p.add_argument("--uvloop", action="store_true", help="run the client on uvloop")
     p.add_argument("--url", help="an already running server's base URL (ending in /v1)")
     args = p.parse_args()
+    if args.uvloop:
+        import uvloop
+
+        runner = uvloop.run
+    else:
+        runner = asyncio.run
     command = shlex.join([sys.executable, "-m", "bench.baseline_aiohttp", *sys.argv[1:]])
     server_cpu = None
     if args.url:
-        ok, failed, elapsed = asyncio.run(run(args.url, args.requests, args.concurrency))
+        ok, failed, elapsed = runner(run(args.url, args.requests, args.concurrency, args.models))
     else:
         with SimServerProcess() as sim:
-            asyncio.run(run(sim.base_url, 500, args.concurrency))  # warm-up
+            runner(run(sim.base_url, 500, args.concurrency, args.models))  # warm-up
             cpu_before = _cpu_seconds(sim.pid)
-            ok, failed, elapsed = asyncio.run(run(sim.base_url, args.requests, args.concurrency))
+            ok, failed, elapsed = runner(run(sim.base_url, args.requests, args.concurrency, args.models))
             cpu_after = _cpu_seconds(sim.pid)
             if cpu_before is not None and cpu_after is not None:
                 server_cpu = cpu_after - cpu_before
     done = ok + failed
     print(f"command: {command}")
-    print(f"{done} requests ({failed} failed), concurrency {args.concurrency}, "
+    shape = f"{args.models} x {args.concurrency}" if args.models > 1 else str(args.concurrency)
+    print(f"{done} requests ({failed} failed), concurrency {shape}{' on uvloop' if args.uvloop else ''}, "
           f"{elapsed:.2f} s: {done / elapsed:,.0f} requests/s")
     if server_cpu:
         # The end-to-end rate is bounded by this Python client on the other core;

@@ -41,6 +41,7 @@ from benchmark.compactbench.runner import CURRENT_USAGE, Unit, UnitRunner
 from benchmark.compactbench.scoring import SCORER_VERSION
 from benchmark.compactbench.templates import DIFFICULTIES, TemplateError, find_template, load_suite, suite_names
 from benchmark.dataset import Message
+from engine import runloop
 from engine.config import ModelConfig, ModelsFile, base_url, load_models
 from engine.errors import UserError
 from engine.interrupt import Interrupt
@@ -286,8 +287,8 @@ def _execute(args, models: ModelsFile, cfg: CompactBenchConfig, cases: list[Plan
         progress.add(t, n_comp * sum(expected.values()),
                      sum(min(done.get((t, c, p.id), 0), expected[p.id]) for tt, c in pairs if tt == t for p in cases))
     specs = {c.name: c for c in cfg.compactors}
-    return anyio.run(_lanes, args, models, mode, cycles, cases, classes, specs, stamps, done, expected,
-                     steps, items, progress, con)
+    return runloop.run(_lanes, args, models, mode, cycles, cases, classes, specs, stamps, done, expected,
+                       steps, items, progress, con)
 
 
 async def _lanes(args, models, mode, cycles, cases, classes, specs, stamps, done, expected, steps, items,

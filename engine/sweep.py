@@ -15,6 +15,7 @@ import orjson
 
 from benchmark.context import prompt_budget
 from benchmark.suite import load_suite
+from engine import runloop
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
 from engine.errors import UserError
 from engine.interrupt import Interrupt
@@ -178,7 +179,7 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
     t0 = time.perf_counter()
-    result = anyio.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging)
+    result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging)
     result.run_s = time.perf_counter() - t0
     outcome = "interrupted" if result.interrupted else "budget" if budget and budget.stopped else "complete"
     con.execute("UPDATE runs SET finished_at = ?, outcome = ? WHERE run_id = ?",

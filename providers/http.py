@@ -11,6 +11,7 @@ import time
 from typing import Any, Mapping, Sequence
 
 import aiohttp
+from yarl import URL
 
 from providers.base import ChatResult
 from providers.constrain import AnswerSpace
@@ -32,6 +33,7 @@ class HttpChat:
                  limits: Limits | None = None, timeout_s: float = 120.0, max_retries: int = 8,
                  max_connections: int = 64, backoff_base_s: float = 1.0):
         self._url = url
+        self._target = URL(url)  # parsed once, not on every request
         self._headers = headers
         self._secret = api_key
         self._max_output = max_output or DEFAULT_MAX_OUTPUT
@@ -61,7 +63,9 @@ class HttpChat:
         # Created lazily: a ClientSession must be made inside the running event loop.
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
+            # The headers are the same on every request: the session's defaults, not a
+            # per-request dict aiohttp would convert and merge each time.
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout, headers=self._headers)
         return self._session
 
     def estimate_tokens(self, body: bytes) -> int:
@@ -87,7 +91,7 @@ class HttpChat:
         outcome = OTHER
         try:
             try:
-                async with self._client().post(self._url, data=body, headers=self._headers) as resp:
+                async with self._client().post(self._target, data=body) as resp:
                     raw = await resp.read()
                     status = resp.status
                     headers = resp.headers
