@@ -29,6 +29,8 @@ class AnswerSpace(msgspec.Struct, frozen=True):
 
     values: tuple[str, ...]
     multi: bool = False  # a list of distinct values, in the listed order
+    # multi only: a value that is an answer by itself alone ("None of these"); with others it is unparseable.
+    alone: str | None = None
 
 
 class Item(msgspec.Struct, frozen=True):

@@ -280,7 +280,9 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
         answer = [self._say(i, codes, shown) for i in g] if self.multi else self._say(g, codes, shown)
         if self.multi and not g:
             answer = [self._say(len(shown) - 1, codes, shown)]  # the none option
-        space = AnswerSpace(values=tuple(shown) if self.answer_with == "name" else codes, multi=self.multi)
+        values = tuple(shown) if self.answer_with == "name" else codes
+        space = AnswerSpace(values=values, multi=self.multi,
+                            alone=values[-1] if self.multi and self.none_option else None)
         return Item(id=item_id, messages=(Message("user", content),), gold=answer, meta=meta, answer=space)
 
     def score(self, item: Item, response: str) -> Scored:

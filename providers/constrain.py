@@ -5,10 +5,13 @@ names). With `answer_constraint` set, the provider sends them as:
 
 - ``grammar``: a GBNF grammar in the request's ``grammar`` field (llama.cpp's
   server and llama-cpp-python's); the reply is the bare value ("B") or, for
-  several answers, distinct values in the listed order joined by ", ";
+  several answers, distinct values in the listed order joined by ", " (a
+  "none of these" value only alone);
 - ``json_schema``: OpenAI structured outputs (``response_format`` with a strict
   JSON schema; also vLLM, SGLang, llama.cpp's native server) or Gemini's
-  ``responseSchema``; the reply is ``{"answer": "B"}`` / ``{"answer": ["A", "C"]}``.
+  ``responseSchema``; the reply is ``{"answer": "B"}`` / ``{"answer": ["A", "C"]}``
+  (a plain enum array: "none of these" with other values stays possible there,
+  and is unparseable as in free text).
 
 Benchmark extraction reads both forms. Free-text items carry no answer space
 and are sent unconstrained.
@@ -25,6 +28,7 @@ CONSTRAINTS = ("grammar", "json_schema")
 class AnswerSpace(Protocol):
     values: Sequence[str]
     multi: bool
+    alone: str | None  # multi: a value only allowed on its own ("None of these")
 
 
 def _gbnf_literal(value: str) -> str:
@@ -38,8 +42,11 @@ def gbnf(space: AnswerSpace) -> str:
         return "root ::= " + " | ".join(lits)
     # Distinct values in the listed order: rule s<i> is value i, optionally followed by
     # ", " and a later rule. Every sentence is finite, so the model cannot loop to max_tokens.
+    # The `alone` value stands outside the chain: "None of these" with a label contradicts itself.
+    lits = [_gbnf_literal(v) for v in space.values if v != space.alone]
     n = len(lits)
-    rules = ["root ::= " + " | ".join(f"s{i}" for i in range(n))]
+    alone = [_gbnf_literal(space.alone)] if space.alone is not None else []
+    rules = ["root ::= " + " | ".join([f"s{i}" for i in range(n)] + alone)]
     for i, lit in enumerate(lits):
         later = " | ".join(f"s{j}" for j in range(i + 1, n))
         rules.append(f"s{i} ::= {lit}" + (f' (", " ({later}))?' if later else ""))

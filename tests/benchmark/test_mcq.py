@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.dataset import DataMissing, Dataset
+from benchmark.dataset import AnswerSpace, DataMissing, Dataset
 from benchmark.loaders import Files, locate, read_rows
 from benchmark.mcq import ChoiceDataset, seeded_permutation
 from benchmark.sampling import seeded_sample
@@ -187,3 +187,15 @@ def test_label_list_mismatch_is_an_error(tmp_path):
     ds = _labels_ds(tmp_path, labels=("joy", "sadness", "anger"))
     with pytest.raises(ValueError, match="labels.txt lists"):
         list(ds.records(tmp_path))
+
+
+def test_items_carry_the_answer_space_the_prompt_asks_for(tmp_path):
+    item = _toy(tmp_path).render("q1", {"qid": "q1", "question": "?", "o1": "x", "o2": "y", "o3": "z", "gold": "B"})
+    assert item.answer == AnswerSpace(values=("A", "B", "C"))
+    named = _labels_ds(tmp_path, none_option="none of these").render("id1", {"text": "x", "labels": "0,2", "id": "id1"})
+    assert named.answer == AnswerSpace(values=("joy", "sadness", "surprise", "none of these"), multi=True,
+                                       alone="none of these")
+    # Each allowed answer, written as the constrained model would, reads back as that option.
+    ds = _toy(tmp_path, shuffle=True)
+    item = ds.render("q1", {"qid": "q1", "question": "?", "o1": "x", "o2": "y", "o3": "z", "gold": "B"})
+    assert [ds.score(item, v).prediction for v in item.answer.values] == list(item.answer.values)

@@ -39,6 +39,11 @@ def test_gbnf_multi_is_distinct_values_in_listed_order():
     ]
 
 
+def test_gbnf_multi_keeps_a_none_option_alone():
+    space = AnswerSpace(values=("A", "B", "C"), multi=True, alone="C")
+    assert gbnf(space).splitlines() == ["root ::= s0 | s1 | \"C\"", 's0 ::= "A" (", " (s1))?', 's1 ::= "B"']
+
+
 def test_gbnf_escapes_option_names():
     assert gbnf(AnswerSpace(values=('say "hi"', "a\\b"))) == r'root ::= "say \"hi\"" | "a\\b"'
 
