@@ -18,6 +18,7 @@ import orjson
 from aiohttp import web
 
 from bench.sim_core import MODEL_SUFFIX, Decision, SimState, fingerprint, reply
+from bench.sim_faults import transport_fault
 from bench.sim_openai import STATE
 
 VERSIONS = ("2023-06-01", "2023-01-01")
@@ -177,14 +178,9 @@ async def messages(request: web.Request) -> web.StreamResponse:
         state.record(model, 200, fp, ok=True)
         return web.Response(body=_message(state, model, system, turns, max_tokens, decision),
                             headers={**_JSON, **headers})
-    if kind == "drop":
-        state.record(model, "dropped")
-        if request.transport is not None:
-            request.transport.close()
-        raise asyncio.CancelledError
-    if kind == "malformed":
-        state.record(model, 200)
-        return web.Response(body=_MALFORMED, headers={**_JSON, **headers})
+    faulted = transport_fault(request, state, model, kind, _MALFORMED, {**_JSON, **headers})
+    if faulted is not None:
+        return faulted
     status, type_, message = _FAULTS[kind]
     state.record(model, status)
     return error_response(status, type_, message, headers)

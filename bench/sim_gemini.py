@@ -18,6 +18,7 @@ import orjson
 from aiohttp import web
 
 from bench.sim_core import MODEL_SUFFIX, Decision, SimState, fingerprint, reply
+from bench.sim_faults import transport_fault
 from bench.sim_structured import SchemaError, check_gemini_schema, obey
 from bench.sim_openai import STATE
 
@@ -182,14 +183,9 @@ async def generate_content(request: web.Request) -> web.StreamResponse:
     if kind in ("ok", "refusal", "blocked"):
         state.record(model, 200, fp, ok=True)
         return web.Response(body=_answer(state, model, system, turns, config, decision), headers=_JSON)
-    if kind == "drop":
-        state.record(model, "dropped")
-        if request.transport is not None:
-            request.transport.close()
-        raise asyncio.CancelledError
-    if kind == "malformed":
-        state.record(model, 200)
-        return web.Response(body=_MALFORMED, headers=_JSON)
+    faulted = transport_fault(request, state, model, kind, _MALFORMED, _JSON)
+    if faulted is not None:
+        return faulted
     status, google_status, message = _FAULTS[kind]
     state.record(model, status)
     return error_response(status, google_status, message, _QUOTA_DETAIL if kind == "quota" else None)

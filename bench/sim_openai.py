@@ -14,6 +14,7 @@ import orjson
 from aiohttp import web
 
 from bench.sim_core import MODEL_SUFFIX, Decision, SimState, fingerprint, reply
+from bench.sim_faults import transport_fault
 from bench.sim_structured import SchemaError, check_openai_format, obey
 
 STATE = web.AppKey("sim_state", SimState)
@@ -260,16 +261,9 @@ async def _respond(request: web.Request, state: SimState, model: str, messages: 
         state.record(model, 200, fp, ok=True)
         payload = _completion(state, model, messages, decision, body)
         return web.Response(body=payload, headers=_with_json(headers))
-    if kind == "drop":
-        state.record(model, "dropped")
-        # Close the socket with nothing written, then abort the handler: the
-        # client sees a server disconnect, as with a crashed proxy.
-        if request.transport is not None:
-            request.transport.close()
-        raise asyncio.CancelledError
-    if kind == "malformed":
-        state.record(model, 200)
-        return web.Response(body=_MALFORMED, headers=_with_json(headers))
+    faulted = transport_fault(request, state, model, kind, _MALFORMED, _with_json(headers))
+    if faulted is not None:
+        return faulted
     status, type_, code, message = _FAULT_ERRORS[kind]
     state.record(model, status)
     return error_response(status, message, type_, None, code, headers)

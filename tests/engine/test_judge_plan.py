@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-from benchmark.dataset import Item, Message, MetricSpec, Scored
+from benchmark.dataset import Item, Message
 from engine.plan import PlannedDataset, lane
+from tests.engine.fakes import FakeDataset
 
 
-class Pairs:
+class Pairs(FakeDataset):
     """Items whose id starts with "p" are asked twice, the second time in another variant."""
 
     id = "pairs"
-    language = "en"
-    scorer_version = "1"
-    metrics = (MetricSpec("accuracy", "mean", primary=True),)
-    samples = 1
-
-    def prompt_hash(self):
-        return "h"
-
-    def records(self, data_dir):
-        return iter([])
 
     def samples_of(self, item_id):
         return 2 if item_id.startswith("p") else 1
@@ -32,9 +23,6 @@ class Pairs:
 
     def fit(self, item_id, raw, budget):
         return Item(item_id, (Message("user", "short"),), "A", {"truncated": 1})
-
-    def score(self, item, response):
-        return Scored("A", 1.0)
 
 
 def test_per_item_samples_and_variants():

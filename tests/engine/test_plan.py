@@ -1,25 +1,10 @@
-from benchmark.dataset import Item, Message, MetricSpec, Scored
 from engine.plan import PlannedDataset, lane
+from tests.engine.fakes import FakeDataset
 
 
-class Two:
+class Two(FakeDataset):
     id = "two"
-    language = "en"
-    scorer_version = "1"
-    metrics = (MetricSpec("accuracy", "mean", primary=True),)
     samples = 2
-
-    def prompt_hash(self):
-        return "h"
-
-    def records(self, data_dir):
-        return iter([])
-
-    def render(self, item_id, raw):
-        return Item(item_id, (Message("user", "q"),), "A")
-
-    def score(self, item, response):
-        return Scored("A", 1.0)
 
 
 def planned(ids):

@@ -1,0 +1,23 @@
+"""A minimal in-memory dataset for planning tests: no files, every answer right."""
+
+from benchmark.dataset import Item, Message, MetricSpec, Scored
+
+
+class FakeDataset:
+    id = "fake"
+    language = "en"
+    scorer_version = "1"
+    metrics = (MetricSpec("accuracy", "mean", primary=True),)
+    samples = 1
+
+    def prompt_hash(self):
+        return "h"
+
+    def records(self, data_dir):
+        return iter([])
+
+    def render(self, item_id, raw):
+        return Item(item_id, (Message("user", "q"),), "A")
+
+    def score(self, item, response):
+        return Scored("A", 1.0)
