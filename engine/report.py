@@ -91,6 +91,12 @@ def leaderboard_table(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) ->
         table.add_row(*cells)
         if r["rank"] is None:
             notes.append(_why_unranked(r, meta, abilities))
+    shown = {r["model"] for r in board}
+    for name, how in con.execute("SELECT name, generation->>'answer_constraint' FROM models "
+                                 "WHERE generation->>'answer_constraint' IS NOT NULL ORDER BY name").fetchall():
+        if name in shown:  # a forced choice is not a free-form answer: say so where scores are compared
+            notes.append(f"{name}: choice answers held to the options (answer_constraint = {how}); "
+                         "compare with free-form models with care (docs/providers.md)")
     return table, notes
 
 

@@ -93,3 +93,17 @@ def test_missing_database_and_ambiguous_suite(tmp_path, db, capsys):
     assert "no results for suite moodbench" in capsys.readouterr().out
     assert report_main([str(db)]) == 2
     assert "several suites are loaded (mini, moodbench): pass --suite NAME" in capsys.readouterr().err
+
+
+def test_constrained_models_are_named_under_the_leaderboard(db, capsys):
+    import duckdb
+
+    con = duckdb.connect(str(db))
+    con.execute("INSERT OR REPLACE INTO models (name, provider, model_id, generation) VALUES "
+                "('good', 'openai', 'm', '{\"temperature\": 0, \"answer_constraint\": \"grammar\"}'), "
+                "('better', 'openai', 'm', '{\"temperature\": 0}')")
+    con.close()
+    assert report_main(["--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "good: choice answers held to the options (answer_constraint = grammar)" in out
+    assert "better: choice" not in out
