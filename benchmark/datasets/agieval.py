@@ -7,10 +7,9 @@ version (up to 300 rows per file, jec-qa cut to single-answer questions), whose
 item ids are therefore ``ref/<file>/<row>``. Item id: ``<file stem>/<row>``
 (several files repeat a question, so ids cannot come from the text).
 
-Pool: every file with options: the 19 multiple-choice tasks, sat-math included
-(the reference drops it by a substring accident). The two cloze tasks (``math``,
-``gaokao-mathcloze``: no options, a free-form answer) are left out: they need an
-answer-equivalence scorer, not a choice.
+Pool: all 21 tasks: the 19 multiple-choice tasks, sat-math included (the
+reference drops it by a substring accident), and the two cloze tasks (``math``,
+``gaokao-mathcloze``: no options, a free-form answer; the reference leaves them out).
 
 Each item is asked in its task's language (AGIEval's own split: the gaokao
 tasks except gaokao-english, logiqa-zh and jec-qa in Chinese, the rest in
@@ -21,10 +20,20 @@ gaokao-physics; gold a list of letters) and any item whose gold names several
 letters ("ACD", "A B D", "AD", "CD": four gaokao-mathqa items of the reference copy) are asked to
 "choose every correct option" and score 1 only when the chosen set equals the
 gold set, as AGIEval scores them. Everything else is a single-answer question.
-Metrics: accuracy over all items (primary), and per language. Gold letters are
-spread over the pool (single answers A-D 19-21 % of all items each, E 3 %; the most skewed
+Metrics: accuracy over all items (primary), per language, and over the cloze
+items (``accuracy_cloze``). Gold letters are spread over the choice items (single
+answers A-D 19-21 % of them each, E 3 %; the most skewed
 task cut, logiqa's first 100, has 40 % D): options keep their order, which
 several questions refer to ("(E)None of these").
+
+Cloze items (``math`` in English, ``gaokao-mathcloze`` in Chinese) are free text
+(``Item.answer`` None; gold: the row's ``answer``), asked for ``Answer: <final
+answer>`` / ``答案：<最终答案>`` (several blanks of a gaokao item separated by
+";"), and score 1 when the answer read from the reply (the last ``\boxed{}``,
+else the text after the answer marker; nothing readable: unparsed, prediction
+None) equals the gold after the MATH dataset's normalisation, as AGIEval scores
+them (benchmark/mathequiv.py: Hendrycks et al.'s ``is_equiv``, plus math-mode
+``$`` removed from both sides).
 """
 
 from __future__ import annotations
@@ -36,14 +45,15 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from benchmark.dataset import Item, MetricSpec, Scored, stable_hash
+from benchmark import mathequiv
+from benchmark.dataset import Item, Message, MetricSpec, Scored, stable_hash
 from benchmark.loaders import Files
 from benchmark.mcq import ChoiceDataset
 from benchmark.registry import register
 
 ENGLISH_TASKS = frozenset(
     {"aqua-rat", "lsat-ar", "lsat-lr", "lsat-rc", "logiqa-en", "sat-math", "sat-en", "sat-en-without-passage",
-     "gaokao-english"}
+     "gaokao-english", "math"}
 )  # fmt: skip
 MULTI_ANSWER_TASKS = frozenset({"jec-qa-ca", "jec-qa-kd", "gaokao-physics"})
 # An option's own letter: "(A)", "（A）", "A.", "A．", "A:", "A?", "A、" (AGIEval's usual "(A)" and
@@ -89,21 +99,32 @@ def is_multi(row: dict) -> bool:
     return row["_stem"] in MULTI_ANSWER_TASKS or len(gold_letters(row["label"])) > 1
 
 
+def is_cloze(row: dict) -> bool:
+    return not row.get("options")
+
+
 def _keep(row: dict) -> bool:
-    return bool(row.get("options")) and row.get("label") not in (None, "", [])
+    if is_cloze(row):
+        return bool(str(row.get("answer") or "").strip())
+    return row.get("label") not in (None, "", [])
+
+
+def _lang(row: dict) -> str:
+    return "en" if row["_stem"] in ENGLISH_TASKS else "zh"
+
+
+def _context(row: dict) -> str:
+    passage, question = (row.get("passage") or "").strip(), row["question"].strip()
+    if _lang(row) == "en":
+        return f"Passage: {passage}\n\nQuestion: {question}" if passage else f"Question: {question}"
+    return f"材料：{passage}\n\n问题：{question}" if passage else f"问题：{question}"
 
 
 def _derive(row: dict) -> dict:
-    lang = "en" if row["_stem"] in ENGLISH_TASKS else "zh"
-    passage, question = (row.get("passage") or "").strip(), row["question"].strip()
-    if lang == "en":
-        context = f"Passage: {passage}\n\nQuestion: {question}" if passage else f"Question: {question}"
-    else:
-        context = f"材料：{passage}\n\n问题：{question}" if passage else f"问题：{question}"
     gold = gold_letters(row["label"])
     return {
-        "_lang": lang,
-        "_context": context,
+        "_lang": _lang(row),
+        "_context": _context(row),
         "_options": strip_markers(row["options"]),
         "_gold": gold[0],
         "_golds": ",".join(map(str, gold)),
@@ -130,6 +151,8 @@ METRICS = (
     MetricSpec("accuracy_en", "mean", "en"),
     MetricSpec("accuracy_zh", "mean", "zh"),
 )
+# The cloze items only: their items alone carry the "cloze" measure (a mean skips the others).
+CLOZE_METRICS = METRICS + (MetricSpec("accuracy_cloze", "mean", "cloze"),)
 
 
 class MixedAnswerCount:
@@ -171,32 +194,93 @@ class MixedAnswerCount:
         return Scored(s.prediction, em, {item.meta["lang"]: em})
 
 
+class MathCloze:
+    """The cloze part: a math question answered in free form, scored by MATH answer equivalence."""
+
+    def __init__(self, task: dict[str, str], instruction: dict[str, str], max_tokens: int):
+        self.task, self.instruction, self.max_tokens = task, instruction, max_tokens
+        self.prompt_hash = stable_hash("math-cloze", task, instruction, max_tokens)
+        self.scorer_version = f"mathequiv-{mathequiv.VERSION}"
+
+    def render(self, item_id: str, raw: dict) -> Item:
+        lang = _lang(raw)
+        content = "\n\n".join((self.task[lang], _context(raw), self.instruction[lang]))
+        meta = {"lang": lang, "cloze": True}
+        return Item(id=item_id, messages=(Message("user", content),), gold=str(raw["answer"]).strip(), meta=meta)
+
+    def score(self, item: Item, response: str | None) -> Scored:
+        pred = mathequiv.extract_answer(response)
+        s = float(mathequiv.is_equiv(pred, item.gold))
+        return Scored(pred, s, {item.meta["lang"]: s, "cloze": s})
+
+
+class WithCloze:
+    """One dataset of choice items and cloze items, chosen per row; each part renders and scores its own."""
+
+    def __init__(self, choice: MixedAnswerCount, cloze: MathCloze, metrics, **baselines: float):
+        self.choice, self.cloze = choice, cloze
+        self.id, self.language, self.samples, self.metrics = choice.id, choice.language, 1, metrics
+        self.max_tokens = max(choice.max_tokens, cloze.max_tokens)
+        self.chance_baseline = baselines.get("chance_baseline")
+        self.majority_baseline = baselines.get("majority_baseline")
+        versions = (choice.scorer_version, cloze.scorer_version, metrics)
+        self.scorer_version = f"cloze-{stable_hash(*versions, length=8)}"
+        self._prompt_hash = stable_hash("with-cloze", choice.prompt_hash(), cloze.prompt_hash)
+
+    def prompt_hash(self) -> str:
+        return self._prompt_hash
+
+    def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]:
+        return self.choice.records(data_dir)
+
+    def render(self, item_id: str, raw: Any) -> Item:
+        return (self.cloze if is_cloze(raw) else self.choice).render(item_id, raw)
+
+    def score(self, item: Item, response: str) -> Scored:
+        return (self.cloze if item.meta.get("cloze") else self.choice).score(item, response)
+
+
 register(
-    MixedAnswerCount(
-        ChoiceDataset(
-            **_COMMON,
-            task={
-                "en": "The following is an exam question. Choose the one correct answer.",
-                "zh": "以下是一道考试选择题，请选出唯一正确的答案。",
-            },
-            gold_field="_gold",
-            gold_map="index",
+    WithCloze(
+        MixedAnswerCount(
+            ChoiceDataset(
+                **_COMMON,
+                task={
+                    "en": "The following is an exam question. Choose the one correct answer.",
+                    "zh": "以下是一道考试选择题，请选出唯一正确的答案。",
+                },
+                gold_field="_gold",
+                gold_map="index",
+            ),
+            ChoiceDataset(
+                **_COMMON,
+                task={
+                    "en": "The following is an exam question with one or more correct answers. Choose all of them.",
+                    "zh": "以下是一道考试选择题，正确答案可能有一个或多个，请选出全部正确答案。",
+                },
+                gold_field="_golds",
+                gold_map="ids",
+                multi=True,
+            ),
+            is_multi,
+            METRICS,
         ),
-        ChoiceDataset(
-            **_COMMON,
+        MathCloze(
             task={
-                "en": "The following is an exam question with one or more correct answers. Choose all of them.",
-                "zh": "以下是一道考试选择题，正确答案可能有一个或多个，请选出全部正确答案。",
+                "en": "The following is a math exam question; its answer is a number or an expression.",
+                "zh": "以下是一道数学考试填空题。",
             },
-            gold_field="_golds",
-            gold_map="ids",
-            multi=True,
+            instruction={
+                "en": "Give only the final answer, in LaTeX where needed, in the form `Answer: <final answer>`.",
+                "zh": "请只给出最终答案（必要时使用 LaTeX），格式为“答案：<最终答案>”；若有多个空，按顺序用分号“;”分隔。",
+            },
+            max_tokens=128,
         ),
-        is_multi,
-        METRICS,
-        # On the 1,900 items of the first 100 lines per file: uniform random answer (one
-        # letter, or a random non-empty set for several-answer items) 0.211; always "D" 0.234.
-        chance_baseline=0.211,
-        majority_baseline=0.234,
+        CLOZE_METRICS,
+        # On the 2,100 items of the first 100 lines per file: uniform random answer (one
+        # letter, or a random non-empty set for several-answer items; cloze items 0) 0.190;
+        # always "D" (cloze items: their most frequent gold, "2") 0.217.
+        chance_baseline=0.190,
+        majority_baseline=0.217,
     )
 )

@@ -33,7 +33,7 @@ IDS = [
 POOL = {
     "ag_news": 7600, "thucnews": 10000, "lcqmc": 12500, "qqp": 300, "wic": 638, "ocnli": 2950, "mnli": 300,
     "rte": 277, "copa": 100, "wsc": 104, "mutual": 300, "folio": 204, "logiqa": 651, "hellaswag": 1000,
-    "cosmos_qa": 1000, "piqa": 1838, "imdb": 300, "dianping": 300, "agieval": 1900, "mmlu_pro": 1008, "ceval": 1346,
+    "cosmos_qa": 1000, "piqa": 1838, "imdb": 300, "dianping": 300, "agieval": 2100, "mmlu_pro": 1008, "ceval": 1346,
 }  # fmt: skip
 
 
@@ -84,6 +84,8 @@ def test_gold_valid_and_scoring(dataset_id):
     assert ds.prompt_hash() and ds.scorer_version
     assert sum(m.primary for m in ds.metrics) == 1
     for item in items:
+        if item.meta.get("cloze"):
+            continue  # AGIEval's free-text items: tests/benchmark/test_agieval_cloze.py
         text = item.messages[0].content
         codes = _codes(item) if not getattr(ds, "labels", ()) else codes_for(len(ds.labels))
         assert not re.search(r"\{'[A-J]':", text) and "\nA. " in text  # no dict literal
@@ -301,8 +303,8 @@ def test_mmlu_pro_variable_option_counts():
 def test_agieval_pool_and_languages():
     recs = _records("agieval")
     stems = {i.split("/")[0] for i, _ in recs}
-    assert "sat-math" in stems and not stems & {"math", "gaokao-mathcloze"}
-    assert len(stems) == 19
+    assert "sat-math" in stems and {"math", "gaokao-mathcloze"} <= stems
+    assert len(stems) == 21
     ds, items = _sample("agieval")
     zh = next(i for i in items if i.id.startswith("gaokao-history/"))
     en = next(i for i in items if i.id.startswith("gaokao-english/") or i.id.startswith("lsat"))
@@ -335,7 +337,7 @@ def test_agieval_several_answers_need_the_exact_set():
 def test_agieval_reference_copy_multi_letter_golds(tmp_path):
     ds = registry.get("agieval")
     ref = dict(ds.records(_reference_only(tmp_path)))
-    assert len(ref) == 4773 and all(i.startswith("ref/") for i in ref)
+    assert len(ref) == 4773 + 418 and all(i.startswith("ref/") for i in ref)  # 418 cloze items
     mathqa = [(i, r) for i, r in ref.items() if i.startswith("ref/gaokao-mathqa/") and len(str(r["label"])) > 1]
     assert {"ACD", "A B D"} <= {str(r["label"]) for _, r in mathqa}
     for i, r in mathqa:
@@ -446,8 +448,8 @@ def test_folio_and_qqp_metrics_in_sql_match_sklearn():
 def test_mixed_answer_count_wrapper_protocol():
     ds = registry.get("agieval")
     assert ds.id == "agieval" and ds.language == "mixed" and ds.samples == 1
-    assert [m.name for m in ds.metrics] == ["accuracy", "accuracy_en", "accuracy_zh"]
-    assert ds.prompt_hash() != ds.single.prompt_hash()
+    assert [m.name for m in ds.metrics] == ["accuracy", "accuracy_en", "accuracy_zh", "accuracy_cloze"]
+    assert ds.prompt_hash() != ds.choice.prompt_hash() != ds.choice.single.prompt_hash()
     s = ds.score(Item("x", (), "A", {"g": 0, "options": ["p", "q"], "lang": "en"}), "Answer: A")
     assert s == Scored("A", 1.0, {"en": 1.0})
     several = Item("y", (), ["A", "B"], {"g": [0, 1], "options": ["p", "q", "r"], "lang": "zh", "several": True})
