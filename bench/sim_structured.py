@@ -67,8 +67,17 @@ def obey(answer: str, schema: dict) -> str:
     spec = (schema.get("properties") or {}).get("answer")
     if not isinstance(spec, dict):
         return orjson.dumps({}).decode()
-    many = str(spec.get("type", "")).lower() == "array"
-    allowed = list((spec.get("items") if many else spec).get("enum") or [])
     wanted = [w.strip() for w in answer.removeprefix("Answer:").split(",") if w.strip()]
+    # anyOf: the first branch the usual answer fits, else the first branch.
+    branches = spec.get("anyOf") or [spec]
+    for branch in branches:
+        many = str(branch.get("type", "")).lower() == "array"
+        allowed = list((branch.get("items") if many else branch).get("enum") or [])
+        if all(w in allowed for w in wanted) and (many or len(wanted) == 1):
+            break
+    else:
+        branch = branches[0]
+        many = str(branch.get("type", "")).lower() == "array"
+        allowed = list((branch.get("items") if many else branch).get("enum") or [])
     chosen = [w for w in wanted if w in allowed] or allowed[:1]
     return orjson.dumps({"answer": chosen if many else chosen[0] if chosen else ""}).decode()

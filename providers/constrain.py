@@ -10,8 +10,9 @@ names). With `answer_constraint` set, the provider sends them as:
 - ``json_schema``: OpenAI structured outputs (``response_format`` with a strict
   JSON schema; also vLLM, SGLang, llama.cpp's native server) or Gemini's
   ``responseSchema``; the reply is ``{"answer": "B"}`` / ``{"answer": ["A", "C"]}``
-  (a plain enum array: "none of these" with other values stays possible there,
-  and is unparseable as in free text).
+  (OpenAI's schema keeps "none of these" alone with a nested anyOf; Gemini's is a
+  plain enum array, where it can still come with other values and is then
+  unparseable, as in free text).
 
 Benchmark extraction reads both forms. Free-text items carry no answer space
 and are sent unconstrained.
@@ -54,9 +55,18 @@ def gbnf(space: AnswerSpace) -> str:
 
 
 def answer_schema(space: AnswerSpace) -> dict[str, Any]:
-    """A JSON schema (OpenAI strict-mode subset) for ``{"answer": value or [values]}``."""
-    one = {"type": "string", "enum": list(space.values)}
-    answer = {"type": "array", "items": one} if space.multi else one
+    """A JSON schema (OpenAI strict-mode subset) for ``{"answer": value or [values]}``.
+
+    Several answers with an `alone` value: an array of the others, or that value by itself
+    (strict mode allows a nested anyOf).
+    """
+    if not space.multi:
+        answer: dict[str, Any] = {"type": "string", "enum": list(space.values)}
+    else:
+        others = [v for v in space.values if v != space.alone]
+        answer = {"type": "array", "items": {"type": "string", "enum": others}}
+        if space.alone is not None:
+            answer = {"anyOf": [answer, {"type": "string", "enum": [space.alone]}]}
     return {"type": "object", "properties": {"answer": answer}, "required": ["answer"],
             "additionalProperties": False}
 

@@ -3,7 +3,7 @@
 import orjson
 import pytest
 
-from bench.sim_structured import SchemaError, check_openai_format
+from bench.sim_structured import SchemaError, check_openai_format, obey
 from benchmark.dataset import AnswerSpace, Message
 from benchmark.extract import Choices, extract_multi, extract_single
 from providers.constrain import answer_schema, gbnf
@@ -42,6 +42,19 @@ def test_gbnf_multi_is_distinct_values_in_listed_order():
 def test_gbnf_multi_keeps_a_none_option_alone():
     space = AnswerSpace(values=("A", "B", "C"), multi=True, alone="C")
     assert gbnf(space).splitlines() == ["root ::= s0 | s1 | \"C\"", 's0 ::= "A" (", " (s1))?', 's1 ::= "B"']
+
+
+def test_json_schema_keeps_a_none_option_alone_with_a_nested_any_of():
+    schema = answer_schema(AnswerSpace(values=("A", "B", "none"), multi=True, alone="none"))
+    assert schema["properties"]["answer"] == {"anyOf": [
+        {"type": "array", "items": {"type": "string", "enum": ["A", "B"]}},
+        {"type": "string", "enum": ["none"]}]}
+    fmt = {"type": "json_schema", "json_schema": {"name": "answer", "strict": True, "schema": schema}}
+    assert check_openai_format(fmt) is schema
+    assert obey("Answer: none", schema) == '{"answer":"none"}'
+    assert obey("Answer: B, A", schema) == '{"answer":["B","A"]}'
+    ch = Choices(["A", "B", "none"])
+    assert extract_multi('{"answer":"none"}', ch) == frozenset({2})
 
 
 def test_gbnf_escapes_option_names():
