@@ -62,6 +62,12 @@ def check_gemini_schema(config: dict) -> dict | None:
     return schema
 
 
+def _branch(spec: dict) -> tuple[bool, list]:
+    """(an array of values?, the allowed values) of one answer schema."""
+    many = str(spec.get("type", "")).lower() == "array"
+    return many, list((spec.get("items") if many else spec).get("enum") or [])
+
+
 def obey(answer: str, schema: dict) -> str:
     """The reply under the schema: ``{"answer": ...}`` holding the usual answer if allowed."""
     spec = (schema.get("properties") or {}).get("answer")
@@ -69,15 +75,8 @@ def obey(answer: str, schema: dict) -> str:
         return orjson.dumps({}).decode()
     wanted = [w.strip() for w in answer.removeprefix("Answer:").split(",") if w.strip()]
     # anyOf: the first branch the usual answer fits, else the first branch.
-    branches = spec.get("anyOf") or [spec]
-    for branch in branches:
-        many = str(branch.get("type", "")).lower() == "array"
-        allowed = list((branch.get("items") if many else branch).get("enum") or [])
-        if all(w in allowed for w in wanted) and (many or len(wanted) == 1):
-            break
-    else:
-        branch = branches[0]
-        many = str(branch.get("type", "")).lower() == "array"
-        allowed = list((branch.get("items") if many else branch).get("enum") or [])
+    branches = [_branch(b) for b in spec.get("anyOf") or [spec]]
+    many, allowed = next((b for b in branches if all(w in b[1] for w in wanted) and (b[0] or len(wanted) == 1)),
+                         branches[0])
     chosen = [w for w in wanted if w in allowed] or allowed[:1]
     return orjson.dumps({"answer": chosen if many else chosen[0] if chosen else ""}).decode()

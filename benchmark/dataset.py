@@ -44,6 +44,7 @@ class Item(msgspec.Struct, frozen=True):
     meta: dict[str, Any] = {}
     answer: AnswerSpace | None = None  # None: free text
 
+
 class Scored(msgspec.Struct, frozen=True):
     """The outcome of scoring one response."""
 

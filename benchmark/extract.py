@@ -170,7 +170,7 @@ def extract_single(response: str | None, choices: Choices) -> int | None:
             if len(value) != 1:
                 return None
             value = value[0]
-        r = _whole(value, choices) if value.strip() else _NOMATCH
+        r = _whole(value, choices)
         return r if r >= 0 else None
     r = _whole(text, choices)
     if r == _NOMATCH:

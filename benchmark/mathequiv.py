@@ -44,12 +44,11 @@ from __future__ import annotations
 
 import re
 
-from benchmark.freetext import _SPAN_MARKER, extract_span
+from benchmark.freetext import _SPAN_MARKER, _THINK, extract_span
 
 # Bump when the normalisation, the pre-step or the extraction changes: part of the scorer version.
 VERSION = "1"
 
-_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 _MATH_DOLLAR = re.compile(r"(?<!\\)\$")
 
 

@@ -23,8 +23,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-CONSTRAINTS = ("grammar", "json_schema")
-
 
 class AnswerSpace(Protocol):
     values: Sequence[str]
@@ -38,9 +36,8 @@ def _gbnf_literal(value: str) -> str:
 
 def gbnf(space: AnswerSpace) -> str:
     """A GBNF grammar whose sentences are exactly the allowed answers."""
-    lits = [_gbnf_literal(v) for v in space.values]
     if not space.multi:
-        return "root ::= " + " | ".join(lits)
+        return "root ::= " + " | ".join(_gbnf_literal(v) for v in space.values)
     # Distinct values in the listed order: rule s<i> is value i, optionally followed by
     # ", " and a later rule. Every sentence is finite, so the model cannot loop to max_tokens.
     # The `alone` value stands outside the chain: "None of these" with a label contradicts itself.
