@@ -37,9 +37,8 @@ NAIVE_SUMMARY = (
     "SUMMARY:"
 )
 
-STRUCTURED_STATE = (
-    "Extract a strict JSON object summarizing the current state of this "
-    "conversation. Return ONLY the JSON, no prose or markdown fencing.\n\n"
+# The state's fields, as both structured-state prompts list them.
+_STATE_FIELDS = (
     "Required fields (all must be present; use empty arrays or an empty object "
     "when none apply):\n"
     "- immutable_facts: array of strings — facts that must not change\n"
@@ -48,7 +47,13 @@ STRUCTURED_STATE = (
     "- forbidden_behaviors: array of strings — things the assistant must never do\n"
     "- entity_map: object mapping entity names to a role label\n"
     "- unresolved_items: array of strings — open tasks or questions\n\n"
-    "CONVERSATION:\n{transcript}\n\n"
+)
+
+STRUCTURED_STATE = (
+    "Extract a strict JSON object summarizing the current state of this "
+    "conversation. Return ONLY the JSON, no prose or markdown fencing.\n\n"
+    + _STATE_FIELDS
+    + "CONVERSATION:\n{transcript}\n\n"
     "JSON:"
 )
 
@@ -70,15 +75,8 @@ STRUCTURED_STATE_UPDATE = (
     "turns that came after it. Return the updated state as a strict JSON object "
     "with the same fields, keeping every earlier entry that still holds. Return "
     "ONLY the JSON, no prose or markdown fencing.\n\n"
-    "Required fields (all must be present; use empty arrays or an empty object "
-    "when none apply):\n"
-    "- immutable_facts: array of strings — facts that must not change\n"
-    "- locked_decisions: array of strings — decisions the user committed to\n"
-    "- deferred_items: array of strings — items explicitly postponed\n"
-    "- forbidden_behaviors: array of strings — things the assistant must never do\n"
-    "- entity_map: object mapping entity names to a role label\n"
-    "- unresolved_items: array of strings — open tasks or questions\n\n"
-    "STATE SO FAR:\n{previous}\n\n"
+    + _STATE_FIELDS
+    + "STATE SO FAR:\n{previous}\n\n"
     "NEW TURNS:\n{transcript}\n\n"
     "JSON:"
 )

@@ -7,6 +7,7 @@ import pytest
 from benchmark.dataset import Message
 from providers.anthropic import AnthropicChat
 from providers.errors import ErrorClass, ProviderError
+from tests.providers.helpers import ask_once
 
 KEY = "sk-ant-test-" + "k" * 24
 MSGS = (Message("system", "Be brief."), Message("user", "Pick one.\nA. yes\nB. no\n[[gold:B]]"))
@@ -20,11 +21,7 @@ def adapter(root, **kw):
 
 
 async def ask(root, messages=MSGS, **kw):
-    a = adapter(root, **kw)
-    try:
-        return await a.chat(messages)
-    finally:
-        await a.aclose()
+    return await ask_once(adapter, root, messages, **kw)
 
 
 async def raw_post(root, body, headers):

@@ -9,6 +9,7 @@ import pytest
 from benchmark.dataset import Message
 from providers.errors import ErrorClass, ProviderError
 from providers.gemini import GeminiChat
+from tests.providers.helpers import ask_once
 
 KEY = "AIza-test-" + "g" * 28
 MSGS = (Message("system", "Be brief."), Message("user", "Pick one.\nA. yes\nB. no\n[[gold:B]]"),
@@ -24,11 +25,7 @@ def adapter(root, **kw):
 
 
 async def ask(root, messages=MSGS, **kw):
-    a = adapter(root, **kw)
-    try:
-        return await a.chat(messages)
-    finally:
-        await a.aclose()
+    return await ask_once(adapter, root, messages, **kw)
 
 
 async def raw_post(root, body, key=KEY, model="gemini-x"):
