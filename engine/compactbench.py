@@ -37,7 +37,7 @@ from benchmark.compactbench.generate import generate_case
 from benchmark.compactbench.modes import MODES
 from benchmark.compactbench.plan import PlannedCase, plan_cases
 from benchmark.compactbench.plugins import PluginError, instantiate, resolve
-from benchmark.compactbench.runner import CURRENT_USAGE, Unit, UnitRunner
+from engine.compactbench_units import CURRENT_USAGE, Unit, UnitRunner
 from benchmark.compactbench.scoring import SCORER_VERSION
 from benchmark.compactbench.templates import DIFFICULTIES, TemplateError, find_template, load_suite, suite_names
 from benchmark.dataset import Message

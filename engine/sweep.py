@@ -11,7 +11,6 @@ from typing import Any
 import anyio
 import duckdb
 import msgspec
-import orjson
 
 from benchmark.context import prompt_budget
 from benchmark.suite import load_suite
@@ -27,7 +26,7 @@ from engine.scheduler import Budget, Stamps, run_lane
 from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
-from store import resume
+from store import resume, runs
 from store.db import connect, transaction
 from store.suite_tables import load_suite_tables
 from store.writer import Writer
@@ -163,8 +162,8 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
             "Resuming would mix them: rerun with --fresh to redo them, or --allow-mixed to keep both"
         )
     _record_run_inputs(con, cfg, planned)
-    con.execute("INSERT INTO runs VALUES (?, ?, NULL, ?, ?, ?, ?, 'running')",
-                [run_id, datetime.now(timezone.utc), str(opts.models_path), ENGINE_VERSION, suite_name, suite_version])
+    runs.start_run(con, run_id, command=str(opts.models_path), engine_version=ENGINE_VERSION, suite=suite_name,
+                   suite_version=suite_version)
 
     counts = resume.done_counts(con, names, {p.id: p.ids for p in planned})
     partial = {(m, p.id): resume.done_keys(con, m, p.id)
@@ -182,8 +181,7 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
     result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging)
     result.run_s = time.perf_counter() - t0
     outcome = "interrupted" if result.interrupted else "budget" if budget and budget.stopped else "complete"
-    con.execute("UPDATE runs SET finished_at = ?, outcome = ? WHERE run_id = ?",
-                [datetime.now(timezone.utc), outcome, run_id])
+    runs.end_run(con, run_id, outcome)
     result.errors = sum(c.errors for c in progress.counters.values())
     for line in progress.summary_lines():
         log(line, quiet=opts.quiet)
@@ -215,16 +213,13 @@ def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned:
     now = datetime.now(timezone.utc)
     with transaction(con):  # one commit, not one per statement
         for m in cfg.models:
-            con.execute("INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [m.name, m.provider, base_url(m), m.model, orjson.dumps(m.metadata).decode(),
-                         orjson.dumps(m.request_stamp()).decode(), now])
+            runs.record_model(con, m.name, provider=m.provider, base_url=base_url(m), model_id=m.model,
+                              metadata=m.metadata, generation=m.request_stamp(), updated_at=now)
             # What was asked for, so coverage counts items never attempted (a killed run) as missing.
             for p in planned:
-                con.execute("INSERT OR REPLACE INTO planned_items VALUES (?, ?, ?, ?)", [m.name, p.id, p.size, now])
+                runs.record_planned(con, m.name, p.id, p.size, now)
         for p in planned:
-            for spec in p.dataset.metrics:
-                con.execute("INSERT OR REPLACE INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                            [p.id, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, p.dataset.scorer_version])
+            runs.record_metrics(con, p.id, p.dataset.metrics, p.dataset.scorer_version)
 
 
 def build_limits(cfg: ModelsFile) -> dict[str, Limits]:

@@ -12,7 +12,7 @@ import duckdb
 import msgspec
 import pyarrow as pa
 
-from store.db import transaction
+from store.transaction import transaction
 
 _SQL = Path(__file__).with_name("compactbench.sql")
 _TS = pa.timestamp("us", tz="UTC")

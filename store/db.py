@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import duckdb
+
+from store.transaction import transaction  # noqa: F401 - re-exported: store.db.transaction
 
 
 class StoreError(Exception):
@@ -38,15 +38,3 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
 
     ensure_views(con)
     con.execute((Path(__file__).parent / "costs.sql").read_text(encoding="utf-8"))
-
-
-@contextmanager
-def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The block's statements commit together, or not at all (rolled back on any exception)."""
-    con.execute("BEGIN")
-    try:
-        yield con
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise

@@ -13,7 +13,7 @@ import msgspec
 import orjson
 import pyarrow as pa
 
-from store.db import transaction
+from store.transaction import transaction
 
 _SQL = Path(__file__).with_name("judgements.sql")
 # Statuses that settle an answer for good; 'error' is retried on the next run.

@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 import msgspec.yaml
 
+from benchmark.compactbench.generators import GENERATORS, ITEM_TYPES
+
 Difficulty = Literal["easy", "medium", "hard", "elite"]
 DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard", "elite")
 TemplateRole = Literal["user", "assistant", "system", "distractor_block"]
@@ -106,8 +108,6 @@ def load_template(path: Path) -> Template:
 
 
 def _validate(path: Path, t: Template) -> None:
-    from benchmark.compactbench.generate import GENERATORS, ITEM_TYPES
-
     names = [v.name for v in t.variables]
     if dup := {n for n in names if names.count(n) > 1}:
         raise TemplateError(f"{path}: duplicate variable name(s) {sorted(dup)}")

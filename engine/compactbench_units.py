@@ -5,6 +5,10 @@ previous artifact; the compactor compacts; the target model answers every
 evaluation item from the artifact alone; each answer is scored. Every step
 and every item becomes a row. Stored `ok` rows are reused, so a resumed unit
 starts at its first missing step and asks nothing twice.
+
+In engine/ (not benchmark/compactbench/) because it speaks the provider seam
+(ChatResult, ProviderError) and builds the store's rows; the benchmark package
+stays pure (cases, compaction, scoring).
 """
 
 from __future__ import annotations

@@ -1,0 +1,56 @@
+"""The sweep's provenance tables (store/schema.sql): runs, models, planned_items, dataset_metrics.
+
+Named functions with named columns, so the engine never depends on a table's column order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+import duckdb
+import orjson
+
+from benchmark.dataset import MetricSpec
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def start_run(con: duckdb.DuckDBPyConnection, run_id: str, *, command: str, engine_version: str,
+              suite: str, suite_version: str) -> None:
+    """A new row of `runs`, outcome 'running' until end_run."""
+    con.execute("INSERT INTO runs (run_id, started_at, finished_at, command, engine_version, suite, suite_version, "
+                "outcome) VALUES (?, ?, NULL, ?, ?, ?, ?, 'running')",
+                [run_id, _now(), command, engine_version, suite, suite_version])
+
+
+def end_run(con: duckdb.DuckDBPyConnection, run_id: str, outcome: str) -> None:
+    con.execute("UPDATE runs SET finished_at = ?, outcome = ? WHERE run_id = ?", [_now(), outcome, run_id])
+
+
+def record_model(con: duckdb.DuckDBPyConnection, name: str, *, provider: str, base_url: str | None,
+                 model_id: str, metadata: dict[str, Any], generation: dict[str, Any], updated_at: datetime) -> None:
+    """The model's identity and generation settings (replacing an earlier row of the same name)."""
+    con.execute("INSERT OR REPLACE INTO models (name, provider, base_url, model_id, metadata, generation, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [name, provider, base_url, model_id, orjson.dumps(metadata).decode(),
+                 orjson.dumps(generation).decode(), updated_at])
+
+
+def record_planned(con: duckdb.DuckDBPyConnection, model: str, dataset: str, planned: int,
+                   updated_at: datetime) -> None:
+    """How many rows the sweep asks of (model, dataset): coverage counts the missing ones."""
+    con.execute("INSERT OR REPLACE INTO planned_items (model, dataset, planned, updated_at) VALUES (?, ?, ?, ?)",
+                [model, dataset, planned, updated_at])
+
+
+def record_metrics(con: duckdb.DuckDBPyConnection, dataset: str, metrics: Iterable[MetricSpec],
+                   scorer_version: str) -> None:
+    """How the views aggregate this dataset's rows (one `dataset_metrics` row per metric)."""
+    for spec in metrics:
+        con.execute("INSERT OR REPLACE INTO dataset_metrics (dataset, metric, kind, a, b, c, is_primary, "
+                    "scorer_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [dataset, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, scorer_version])

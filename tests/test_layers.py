@@ -1,0 +1,151 @@
+"""The layer rule (docs/architecture.md), read from the code's imports, imports inside functions too.
+
+providers/ and benchmark/ import no other package of the project; store/ imports neither engine/
+nor providers/; no import cycle between modules of the four packages.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("engine", "providers", "benchmark", "store")
+FORBIDDEN = {
+    "providers": {"engine", "benchmark", "store"},
+    "benchmark": {"engine", "providers", "store"},
+    "store": {"engine", "providers"},
+}
+
+
+def _modules(root: Path) -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for f in sorted((root / pkg).rglob("*.py")):
+            parts = f.relative_to(root).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
+    return out
+
+
+def _targets(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """Every dotted name an import statement may refer to (`from a import b` may mean module a.b)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if node.level:
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
+        target = f"{base}.{node.module}" if node.module else base
+    else:
+        target = node.module or ""
+    return [target, *(f"{target}.{a.name}" for a in node.names)]
+
+
+def import_graph(root: Path) -> tuple[dict[str, set[str]], list[str]]:
+    """(module -> project modules it imports, forbidden imports as 'module -> target')."""
+    mods = _modules(root)
+    edges: dict[str, set[str]] = {}
+    forbidden = []
+    for name, path in mods.items():
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for target in _targets(name, path, node):
+                if target.split(".")[0] in FORBIDDEN.get(name.split(".")[0], ()):
+                    forbidden.append(f"{name} -> {target}")
+                while target and target not in mods:  # a name inside a module: the module
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    deps.add(target)
+        edges[name] = deps
+    return edges, forbidden
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for start in edges:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(edges.get(w, ())))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def test_no_package_imports_across_its_layer():
+    _, forbidden = import_graph(ROOT)
+    assert forbidden == []
+
+
+def test_no_import_cycle_between_modules():
+    edges, _ = import_graph(ROOT)
+    assert len(edges) > 100  # the walk found the packages
+    assert cycles(edges) == []
+
+
+# The checks must be able to fail: a tree made to break each rule.
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for pkg in PACKAGES:
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "__init__.py").write_text("")
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("rel", "text", "expected"), [
+    ("benchmark/m.py", "from providers.base import ChatResult\n", "benchmark.m -> providers.base"),
+    ("providers/m.py", "def f():\n    import store.db\n", "providers.m -> store.db"),
+    ("store/m.py", "from engine import plan\n", "store.m -> engine"),
+])
+def test_a_forbidden_import_is_found(tmp_path, rel, text, expected):
+    _, forbidden = import_graph(_tree(tmp_path, {rel: text}))
+    assert expected in forbidden
+
+
+def test_store_may_read_benchmark(tmp_path):
+    _, forbidden = import_graph(_tree(tmp_path, {"store/m.py": "from benchmark.dataset import MetricSpec\n"}))
+    assert forbidden == []
+
+
+def test_a_cycle_through_a_function_level_import_is_found(tmp_path):
+    root = _tree(tmp_path, {
+        "store/a.py": "from store.b import x\n",
+        "store/b.py": "def x():\n    from . import c\n",
+        "store/c.py": "from store.a import y\n",
+    })
+    edges, _ = import_graph(root)
+    assert cycles(edges) == [["store.a", "store.b", "store.c"]]
