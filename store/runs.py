@@ -6,7 +6,7 @@ Named functions with named columns, so the engine never depends on a table's col
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
@@ -16,7 +16,7 @@ from benchmark.dataset import MetricSpec
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def start_run(con: duckdb.DuckDBPyConnection, run_id: str, *, command: str, engine_version: str,

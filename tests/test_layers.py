@@ -70,10 +70,10 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     stack: list[str] = []
     on_stack: set[str] = set()
     found = []
-    for start in edges:
+    for start, deps in edges.items():
         if start in index:
             continue
-        work = [(start, iter(sorted(edges[start])))]
+        work = [(start, iter(sorted(deps)))]
         index[start] = low[start] = len(index)
         stack.append(start)
         on_stack.add(start)
