@@ -1,0 +1,191 @@
+"""The same checks over every registered dataset id (the pattern of lm-eval's tests/test_tasks.py).
+
+For each id: its declaration (Dataset protocol, metric kinds the views aggregate, one primary
+metric), its stamps (the same on a second load and in a fresh interpreter with another hash
+seed), and on its fixture (tests/benchmark/fixtures/<id>) or the team's real data (skipped with
+the reason when absent): ids unique and stable, every item rendered with non-empty messages and
+a gold answer, the gold answer scoring the maximum, a wrong answer scoring lower, and the measure
+keys the scorer emits matching the keys its metrics read.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmark import registry
+from benchmark.dataset import Dataset, DataMissing, Item, Scored
+from benchmark.sampling import seeded_sample
+from tests.conftest import ROOT
+
+IDS = registry.all_ids()
+FIXTURES = Path(__file__).parent / "fixtures"
+N_ITEMS = 40  # a seeded sample: enough to meet every label, small enough to be quick
+
+# Measure keys a scorer records for the item browser that no metric aggregates (by design).
+INFORMATIONAL_KEYS = {
+    "longmemeval": {"sessions_dropped"},  # truncated_rate reads `truncated`; this says how much was cut
+}
+
+
+def _view_kinds() -> set[str]:
+    """The aggregate kinds store/views.sql's metric_values view knows (anything else gives NULL)."""
+    sql = (ROOT / "store" / "views.sql").read_text(encoding="utf-8")
+    view = sql[sql.index("VIEW metric_values"):]
+    view = view[: view.index("CREATE", 1)] if "CREATE" in view[1:] else view
+    return set(re.findall(r"WHEN '(\w+)' THEN", view))
+
+
+def test_every_dataset_is_listed():
+    assert len(IDS) >= 60
+    assert len(set(IDS)) == len(IDS)
+    assert all(registry.get(i).id == i for i in IDS)
+
+
+@pytest.mark.parametrize("dataset_id", IDS)
+def test_declaration(dataset_id):
+    ds = registry.get(dataset_id)
+    assert isinstance(ds, Dataset)
+    assert ds.language in ("en", "zh", "mixed")
+    assert ds.samples >= 1
+    names = [m.name for m in ds.metrics]
+    assert names and len(set(names)) == len(names)
+    assert sum(m.primary for m in ds.metrics) == 1, "exactly one primary metric"
+    kinds = _view_kinds()
+    assert kinds >= {"mean", "ratio", "micro_f1"}  # the parse found the CASE
+    unknown = {m.kind for m in ds.metrics} - kinds
+    assert not unknown, f"kinds the views do not aggregate: {unknown}"
+
+
+def _stamps() -> dict[str, list[str]]:
+    return {i: [registry.get(i).prompt_hash(), registry.get(i).scorer_version] for i in IDS}
+
+
+@pytest.fixture(scope="module")
+def fresh_stamps() -> dict[str, list[str]]:
+    """Every dataset's stamps computed by a new interpreter with another string-hash seed."""
+    code = ("import json; from tests.benchmark.test_conformance import _stamps; print(json.dumps(_stamps()))")
+    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("dataset_id", IDS)
+def test_stamps_are_stable(dataset_id, fresh_stamps):
+    ds = registry.get(dataset_id)
+    prompt_hash, scorer_version = ds.prompt_hash(), ds.scorer_version
+    assert isinstance(prompt_hash, str) and prompt_hash
+    assert isinstance(scorer_version, str) and scorer_version
+    assert [ds.prompt_hash(), ds.scorer_version] == [prompt_hash, scorer_version]
+    assert fresh_stamps[dataset_id] == [prompt_hash, scorer_version]
+
+
+# ------------------------------------------------------------------ on data
+
+def _data_root(dataset_id: str, data_dir_factory) -> Path:
+    if (FIXTURES / dataset_id).is_dir():
+        return FIXTURES
+    return data_dir_factory()
+
+
+@pytest.fixture
+def data_root(request):
+    dataset_id = request.node.callspec.params["dataset_id"]
+    return _data_root(dataset_id, lambda: request.getfixturevalue("data_dir"))
+
+
+def _load(ds: Any, root: Path) -> list[tuple[str, Any]]:
+    try:
+        return list(seeded_sample(ds.records(root), ds.id, N_ITEMS))
+    except DataMissing as e:
+        pytest.skip(f"no data for {ds.id}: {e}")
+
+
+def _say(item: Item, values: Any) -> str:
+    """A response giving `values` the way the prompt asks (choice datasets: `Answer: X`)."""
+    if item.answer is None and isinstance(values, list):
+        return values[0]  # free text: the first reference answer
+    return "Answer: " + (values if isinstance(values, str) else ", ".join(values))
+
+
+def _gold_response(item: Item) -> str:
+    if isinstance(item.gold, dict):  # questionnaire: option -> points; the best one
+        return _say(item, max(item.gold, key=item.gold.get))
+    return _say(item, item.gold)
+
+
+def _wrong_responses(item: Item) -> list[str]:
+    """Responses that are not the gold answer: the other options one by one, or unrelated text."""
+    if item.answer is None:
+        if isinstance(item.gold, str):  # a code without an answer space (synthetic)
+            return [_say(item, c) for c in "ABCD" if c != item.gold]
+        return ["xyzzy qwv"]
+    gold = item.gold
+    if isinstance(gold, dict):
+        best = max(gold.values())
+        return [_say(item, v) for v, p in gold.items() if p < best]
+    if isinstance(gold, str):
+        return [_say(item, v) for v in item.answer.values if v != gold]
+    others = [_say(item, v) for v in item.answer.values if v not in gold]
+    return others or [_say(item, gold[:-1])]  # every option is right: all but one is wrong
+
+
+def _scores(ds: Any, item: Item, responses: list[str]) -> list[Scored]:
+    return [ds.score(item, r) for r in responses]
+
+
+@pytest.mark.parametrize("dataset_id", IDS)
+def test_ids_are_unique_and_stable(dataset_id, data_root):
+    ds = registry.get(dataset_id)
+    sample = [i for i, _ in _load(ds, data_root)]  # skips when the data is absent
+    assert sample and len(set(sample)) == len(sample)
+    assert [i for i, _ in _load(ds, data_root)] == sample
+    first = [i for i, _ in itertools.islice(ds.records(data_root), 500)]
+    assert len(set(first)) == len(first)
+    assert [i for i, _ in itertools.islice(ds.records(data_root), 500)] == first
+
+
+@pytest.mark.parametrize("dataset_id", IDS)
+def test_render_and_score(dataset_id, data_root):
+    ds = registry.get(dataset_id)
+    records = _load(ds, data_root)
+    emitted: set[str] = set()
+    judged = 0
+    for item_id, raw in records:
+        item = ds.render(item_id, raw)
+        assert item == ds.render(item_id, raw)  # rendering is a pure function of the record
+        assert item.id == item_id
+        assert item.messages and all(m.content.strip() for m in item.messages)
+        assert {m.role for m in item.messages} <= {"system", "user", "assistant"}
+        for s in range(1, getattr(ds, "samples_of", lambda _: ds.samples)(item_id)):
+            variant = ds.render_sample(item_id, raw, s)
+            assert variant.id == item_id and variant.messages
+        unparsed = ds.score(item, "")
+        emitted |= set(unparsed.measures or ())
+        if item.gold is None:  # a questionnaire item without a key: answered, never scored
+            assert unparsed.score is None
+            continue
+        judged += 1
+        right = ds.score(item, _gold_response(item))
+        wrong = _scores(ds, item, _wrong_responses(item))
+        assert wrong, "no wrong answer to try"
+        assert right.prediction is not None, (item_id, _gold_response(item))
+        assert right.score == 1.0, (item_id, right)
+        assert all(w.score is None or w.score < right.score for w in wrong), (item_id, wrong)
+        for s in (right, *wrong):
+            assert s.score is None or 0.0 <= s.score <= 1.0
+            emitted |= set(s.measures or ())
+    assert judged, "no item with a gold answer in the sample"
+    read = {k for m in ds.metrics for k in (m.a, m.b, m.c) if k is not None and k != "score"}
+    assert read <= emitted, f"metrics read keys no score emitted: {sorted(read - emitted)}"
+    assert emitted - read <= INFORMATIONAL_KEYS.get(dataset_id, set()), \
+        f"measures no metric reads: {sorted(emitted - read)}"
