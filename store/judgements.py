@@ -16,8 +16,6 @@ import pyarrow as pa
 from store.transaction import transaction
 
 _SQL = Path(__file__).with_name("judgements.sql")
-# Statuses that settle an answer for good; 'error' is retried on the next run.
-DONE = ("ok", "empty", "unparsed", "refused", "unjudgeable")
 
 
 class JudgementRow(msgspec.Struct, array_like=True):

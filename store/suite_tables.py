@@ -151,11 +151,6 @@ def grade_key(label: str) -> str:
         return label
 
 
-def drop_suite(con: duckdb.DuckDBPyConnection, name: str, version: str) -> None:
-    for table in _TABLES:
-        con.execute(f"DELETE FROM {table} WHERE suite = ? AND version = ?", (name, version))
-
-
 def loaded_suites(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     """(name, version) of every loaded suite, newest load first."""
     ensure_suite_tables(con)

@@ -10,22 +10,6 @@ from store.judgements import ensure_judgement_tables
 from store.suite_tables import ensure_suite_tables
 
 _HERE = Path(__file__).parent
-VIEW_NAMES = (
-    "dataset_item_stats",
-    "dataset_coverage",
-    "metric_inputs",
-    "metric_values",
-    "suite_methods_resolved",
-    "method_scores",
-    "dataset_scores",
-    "task_scores",
-    "level_scores",
-    "sub_ability_scores",
-    "ability_scores",
-    "leaderboard",
-    "suite_weights",
-    "suite_method_problems",
-)
 
 
 def ensure_views(con: duckdb.DuckDBPyConnection) -> None:

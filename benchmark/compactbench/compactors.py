@@ -16,7 +16,6 @@ import msgspec
 from benchmark.compactbench import prompts
 from benchmark.compactbench.artifact import (
     CompactionArtifact,
-    StructuredState,
     parse_state_lenient,
     parse_state_strict,
 )
@@ -203,5 +202,3 @@ BUILT_INS: dict[str, type] = {
     "naive-summary": NaiveSummary,
     "structured-state": StructuredStateExtraction,
 }
-NEEDS_MODEL = frozenset({"naive-summary", "structured-state"})
-EMPTY_STATE = StructuredState()

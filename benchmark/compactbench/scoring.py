@@ -25,7 +25,6 @@ WEIGHTS: dict[str, float] = {
 }
 # Items whose right answer names the locked or forbidden thing.
 RECALL_TYPES = frozenset({"forbidden_behavior_retention", "locked_decision_retention"})
-CONSTRAINT_TYPES = RECALL_TYPES  # what `constraint_retention` averages
 
 _WS = re.compile(r"\s+")
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from benchmark import registry
-from benchmark.dataset import Dataset, DataMissing, Item, Scored
+from benchmark.dataset import DataMissing, Dataset, Item, Scored
 from benchmark.sampling import seeded_sample
 from tests.conftest import ROOT
 
