@@ -1,7 +1,8 @@
-"""Batch A (issue #4): foundational multiple-choice datasets, on the real files where present.
+"""The language-understanding, reasoning and knowledge choice datasets (ag_news ... ceval, AGIEval),
+on the real files where present.
 
 Real-data tests skip when ``../shared/datasets`` (or ``ENGINE_SHARED_DIR``) lacks
-a dataset; the loader, hook and metric unit tests run everywhere.
+a dataset; the loaders and hooks they use are tested in test_mcq.py.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from benchmark.dataset import DataMissing, Item, MetricSpec, Scored
 from benchmark.datasets import agieval as agieval_mod
 from benchmark.datasets import thucnews as thucnews_mod
 from benchmark.extract import codes_for
-from benchmark.loaders import Files, read_rows
-from benchmark.mcq import ChoiceDataset, per_class_f1
 from benchmark.sampling import seeded_sample
 from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic, need
 from tests.benchmark.realdata import records as _cached_records
@@ -358,68 +357,6 @@ def test_agieval_marker_stripping():
     assert agieval_mod.gold_letters(["C", "A"]) == [0, 2]
     with pytest.raises(ValueError):
         agieval_mod.gold_letters("Z")
-
-
-# ---------------------------------------------------------------- shared machinery added for batch A
-
-
-def test_lines_reader(tmp_path):
-    f = Files("original", "x.txt", "lines", columns=("", "label", "text"))
-    p = tmp_path / "x.txt"
-    p.write_text("\na\nfirst\n\nb\nsecond", encoding="utf-8")
-    assert list(read_rows(f, p)) == [(0, {"label": "a", "text": "first"}), (1, {"label": "b", "text": "second"})]
-    p.write_text("\na\nfirst\n\nb\nsecond\n", encoding="utf-8")  # trailing newline
-    assert len(list(read_rows(f, p))) == 2
-    p.write_text("\na\nfirst\nstray\nb\nsecond\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="x.txt:4: expected a blank separator"):
-        list(read_rows(f, p))
-    p.write_text("\na\nfirst\n\nb\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="whole blocks"):
-        list(read_rows(f, p))
-    g = Files("original", "y.txt", "lines", columns=("ctx", "label"))
-    q = tmp_path / "y.txt"
-    q.write_text("c1\n0\nc2\n1\n", encoding="utf-8")
-    assert [r["ctx"] for _, r in read_rows(g, q)] == ["c1", "c2"]
-
-
-def test_keep_hook_and_per_source_item_ids(tmp_path):
-    (tmp_path / "d").mkdir()
-    (tmp_path / "d" / "a.jsonl").write_text('{"q": "x", "g": 0}\n{"q": "y", "g": -1}\n{"q": "z", "g": 1}\n')
-    (tmp_path / "moodbench").mkdir()
-    (tmp_path / "moodbench" / "b.jsonl").write_text('{"q": "x", "g": 0}\n')
-    common = {"language": "en", "task": "t", "body": "{q}", "labels": ("P", "Q"), "gold_field": "g",
-              "keep": lambda r: r["g"] >= 0, "item_id": "{_stem}/{_row}"}
-    ds = ChoiceDataset(id="d", files=(Files("original", "a.jsonl", "jsonl"),
-                                      Files("reference", "b.jsonl", "jsonl", item_id="ref/{_row}")), **common)
-    assert [i for i, _ in ds.records(tmp_path)] == ["a/0", "a/2"]
-    ds2 = ChoiceDataset(id="d", files=(Files("reference", "b.jsonl", "jsonl", item_id="ref/{_row}"),), **common)
-    assert [i for i, _ in ds2.records(tmp_path)] == ["ref/0"]
-
-
-def test_per_class_f1_matches_sklearn():
-    from sklearn.metrics import f1_score
-
-    labels = ("True", "False", "Uncertain")
-    hook, specs = per_class_f1(labels)
-    assert [s.name for s in specs] == ["macro_f1", "f1_true", "f1_false", "f1_uncertain"]
-    rng = random.Random(3)
-    for shuffled in (False, True):
-        gold, pred, rows = [], [], []
-        for _ in range(400):
-            g = rng.randrange(3)
-            r = rng.random()
-            p = g if r < 0.5 else (None if r < 0.6 else rng.randrange(3))
-            perm = rng.sample(range(3), 3) if shuffled else None
-            meta = {"g": perm.index(g), "perm": perm} if perm else {"g": g}
-            rows.append(hook(meta, p, p == g))
-            gold.append(g)
-            pred.append(-1 if p is None else p)
-        f1s = {}
-        for i, k in enumerate(("true", "false", "uncertain")):
-            tp, fp, fn = (sum(m.get(f"{x}_{k}", 0.0) for m in rows) for x in ("tp", "fp", "fn"))
-            f1s[k] = 2 * tp / (2 * tp + fp + fn)
-            assert f1s[k] == pytest.approx(f1_score(gold, pred, labels=[i], average="macro"))
-        assert sum(f1s.values()) / 3 == pytest.approx(f1_score(gold, pred, labels=[0, 1, 2], average="macro"))
 
 
 def test_folio_and_qqp_metrics_in_sql_match_sklearn():

@@ -1,9 +1,8 @@
-"""Batch B: the emotional and companionship choice datasets, on the real files (skipped when absent).
+"""The emotional and companionship choice datasets, on the real files (skipped when absent).
 
 moodbench1-4 (PQEmotion1/2/3/5), emobench1-3 (EmoBench B/C/A), semeval2018_task3,
-semeval2018_task1, vua20, cped, edos, booksort; plus unit tests of the machinery
-they added (list options, text gold, per-row language, derived fields, a "none"
-option, Jaccard, one-class F1, Files.folder / skip_lines) against scikit-learn.
+semeval2018_task1, vua20, cped, edos, booksort, and their F1 metrics against
+scikit-learn. The declaration options they use are tested in test_mcq.py.
 """
 
 from __future__ import annotations
@@ -11,8 +10,6 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-import duckdb
-import orjson
 import pytest
 from sklearn.metrics import f1_score, jaccard_score
 
@@ -20,8 +17,7 @@ from benchmark import metrics as M
 from benchmark import registry
 from benchmark.dataset import DataMissing, MetricSpec, Scored
 from benchmark.extract import codes_for
-from benchmark.loaders import Files, read_rows
-from benchmark.mcq import ChoiceDataset, class_f1_measures
+from benchmark.loaders import read_rows
 from benchmark.sampling import seeded_sample
 from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic
 
@@ -387,137 +383,7 @@ def test_booksort_gold_segment_comes_first_in_the_excerpt():
     assert golds.count("A") == sum(r["present_seg1_first"] == 1 for _, r in recs)
 
 
-# ---------------------------------------------------------------- machinery (no data needed)
-
-
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"\n".join(orjson.dumps(r) for r in rows))
-
-
-def test_files_folder_and_skip_lines(tmp_path):
-    _write_jsonl(tmp_path / "shared" / "data" / "x.jsonl", [{"qid": 1}])
-    ds = ChoiceDataset(
-        id="t_folder", language="en", files=(Files("original", "data/x.jsonl", "jsonl", folder="shared"),),
-        item_id="{qid}", task="T", body="B", labels=("a", "b"), gold_field="qid",
-    )
-    assert [i for i, _ in ds.records(tmp_path)] == ["1"]
-    tsv = tmp_path / "t.tsv"
-    tsv.write_text("id  label   text\nx 1\t1\tsays \"hi\"\ny 2\t0\tbye\n", encoding="utf-8")
-    f = Files("original", "t.tsv", "tsv", ("id", "label", "text"), quoted=False, skip_lines=1)
-    rows = [r for _, r in read_rows(f, tsv)]
-    assert rows == [{"id": "x 1", "label": "1", "text": 'says "hi"'}, {"id": "y 2", "label": "0", "text": "bye"}]
-
-
-def _bilingual(**kw) -> ChoiceDataset:
-    return ChoiceDataset(
-        id="t_bi", language="mixed", files=(Files("original", "d.jsonl", "jsonl"),), item_id="{lang}/{qid}",
-        task={"en": "Pick one.", "zh": "选一个。"}, body={"en": "Q: {q}", "zh": "问：{q}"},
-        language_field="lang", options_field="opts", gold_field="ans", gold_map="text", **kw,
-    )
-
-
-def test_list_options_text_gold_language_and_shuffle():
-    ds = _bilingual(shuffle=True)
-    row = {"lang": "zh", "qid": 1, "q": "?", "opts": ["甲", "乙 ", "丙"], "ans": "乙"}
-    item = ds.render("zh/1", row)
-    text = item.messages[0].content
-    assert text.startswith("选一个。\n\n问：?") and text.endswith("答案：X”。")
-    assert item.meta["options"][item.meta["perm"].index(1)] == "乙"
-    assert ds.score(item, f"答案：{item.gold}").score == 1.0 and ds.score(item, "乙").score == 1.0
-    en = ds.render("en/1", dict(row, lang="en"))
-    assert en.messages[0].content.endswith("`Answer: X`.")
-    with pytest.raises(ValueError, match="language 'fr'"):
-        ds.render("fr/1", dict(row, lang="fr"))
-    with pytest.raises(ValueError, match="0 options have this text"):
-        ds.render("zh/2", dict(row, ans="丁"))
-    with pytest.raises(ValueError, match="needs 2-26"):
-        ds.render("zh/3", dict(row, opts=["甲"]))
-    with pytest.raises(ValueError, match="same languages"):
-        ChoiceDataset(id="t_bad", language="mixed", files=(), item_id="x", task="T", body={"en": "B"},
-                      language_field="lang", options_field="opts", gold_field="ans")
-    assert _bilingual().prompt_hash() != _bilingual(shuffle=True).prompt_hash()
-
-
-def test_derive_adds_fields_before_body_options_and_gold():
-    ds = ChoiceDataset(
-        id="t_derive", language="en", files=(), item_id="{k}", task="T", body="Word: {w}",
-        derive=lambda r: {"w": r["s"].split()[int(r["i"])], "o1": r["b"], "o2": r["a"], "gold": 1 - int(r["f"])},
-        option_fields=("o1", "o2"), gold_field="gold",
-    )
-    item = ds.render("1", {"k": 1, "s": "the red fox", "i": "1", "a": "x", "b": "y", "f": "1"})
-    assert "Word: red" in item.messages[0].content and "\nA. y\nB. x" in item.messages[0].content
-    assert item.gold == "A"
-
-
-def test_none_option_and_jaccard_with_fixed_and_shuffled_labels():
-    for shuffle in (False, True):
-        ds = ChoiceDataset(
-            id="t_none", language="en", files=(), item_id="{k}", task="T", body="B", labels=("x", "y", "z"),
-            none_option="none", multi=True, jaccard=True, answer_with="name", gold_field="ids", gold_map="ids",
-            shuffle=shuffle,
-        )
-        empty = ds.render("1", {"k": 1, "ids": ""})
-        assert empty.gold == ["none"] and empty.messages[0].content.split("\n\n")[2].endswith("D. none")
-        assert ds.score(empty, "Answer: none") == Scored(["none"], 1.0, {"tp": 0.0, "fp": 0.0, "fn": 0.0,
-                                                                          "em": 1.0, "jac": 1.0})
-        assert ds.score(empty, "Answer: D").score == 1.0
-        s = ds.score(empty, "Answer: x")
-        assert s.score == 0.0 and s.measures["jac"] == 0.0 and s.measures["fp_x"] == 1.0
-        assert ds.score(empty, "hmm").measures["jac"] == 0.0  # unparsed is never "both empty"
-        full = ds.render("2", {"k": 2, "ids": "0,2"})
-        assert sorted(full.gold) == ["x", "z"]
-        s = ds.score(full, "Answer: x, y")
-        assert s.measures["jac"] == pytest.approx(1 / 3) and s.score == pytest.approx(0.5)
-        assert s.measures["tp_x"] == 1.0 and s.measures["fp_y"] == 1.0 and s.measures["fn_z"] == 1.0
-        assert ds.score(full, "Answer: none, x").prediction is None  # "none" plus labels contradicts
-        assert ds.score(full, "Answer: none").measures == {"tp": 0.0, "fp": 0.0, "fn": 2.0, "em": 0.0, "jac": 0.0,
-                                                           "tp_x": 0.0, "fp_x": 0.0, "fn_x": 1.0,
-                                                           "tp_z": 0.0, "fp_z": 0.0, "fn_z": 1.0}
-    with pytest.raises(ValueError, match="multi-label"):
-        ChoiceDataset(id="t", language="en", files=(), item_id="x", task="T", body="B", labels=("a", "b"),
-                      gold_field="g", none_option="none")
-
-
-def test_class_f1_measures_follow_the_permutation():
-    hook = class_f1_measures(1)
-    # Shown order [1, 0]: position 0 holds original option 1 (the positive class).
-    assert hook({"g": 0, "perm": [1, 0]}, 1, True) == {"tp": 1.0, "fp": 0.0, "fn": 0.0}
-    assert hook({"g": 1, "perm": [1, 0]}, 1, False) == {"tp": 0.0, "fp": 1.0, "fn": 0.0}
-    assert hook({"g": 1}, None, False) == {"tp": 0.0, "fp": 0.0, "fn": 1.0}
-    assert hook({"g": 0}, 0, True) == {"tp": 0.0, "fp": 0.0, "fn": 0.0}
-
-
-def test_existing_declarations_keep_their_stamps():
-    # The options added for batch B enter the stamps only when set.
-    sst2 = registry.get("sst2")
-    assert sst2._instructions is None and sst2._fixed_shown == ("Positive", "Negative")
-    ds = ChoiceDataset(id="t", language="en", files=(), item_id="x", task="T", body="B", labels=("a", "b"),
-                       gold_field="g")
-    assert ds.prompt_hash() == ChoiceDataset(id="t2", language="en", files=(), item_id="y", task="T", body="B",
-                                             labels=("a", "b"), gold_field="g").prompt_hash()
-
-
-# ---------------------------------------------------------------- SQL aggregation of the new metrics
-
-
-def test_new_metrics_through_the_sql_views():
-    from store.views import ensure_views
-    from tests.store.helpers import sql_metric_values
-
-    con = duckdb.connect()
-    ensure_views(con)
-    kinds = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'metric_values'").fetchone()[0]
-    assert "'label_f1'" in kinds and "'macro_f1'" in kinds, "store/views.sql lost the label_f1/macro_f1 kinds"
-    specs = (MetricSpec("f1_ironic", "label_f1", "tp", "fp", "fn", primary=True),
-             MetricSpec("jaccard_accuracy", "mean", "jac"), MetricSpec("accuracy", "mean", "score"))
-    scored = [Scored("B", 1.0, {"tp": 1, "fp": 0, "fn": 0, "jac": 1.0}),
-              Scored("B", 0.0, {"tp": 0, "fp": 1, "fn": 0, "jac": 0.5}),
-              Scored("A", 0.0, {"tp": 0, "fp": 0, "fn": 1, "jac": 0.0}),
-              Scored("A", 1.0, {"tp": 0, "fp": 0, "fn": 0, "jac": 1.0})]
-    got = sql_metric_values("d", specs, [("A", sc) for sc in scored])
-    assert got["f1_ironic"] == pytest.approx(f1_score([1, 0, 1, 0], [1, 1, 0, 0]))
-    assert got["jaccard_accuracy"] == pytest.approx(0.625) and got["accuracy"] == pytest.approx(0.5)
+# ---------------------------------------------------------------- macro F1 against scikit-learn
 
 
 @pytest.mark.parametrize("dataset_id", ["cped", "edos"])

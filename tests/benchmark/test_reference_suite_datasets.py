@@ -1,4 +1,4 @@
-"""Batch E: the datasets only the reference suite names (c3, logicnli, pqemotion4, samsum), on the real files.
+"""The datasets only the reference suite names (c3, logicnli, pqemotion4, samsum), on the real files.
 
 All four exist only in the reference's data tree (``moodbench/``); the tests
 that read it skip, saying so, when it is absent. The malformed-file tests run
