@@ -83,7 +83,7 @@ class Ability(msgspec.Struct, frozen=True):
     name: str
     sub_abilities: tuple[SubAbility, ...]
     weight: float | None = 1.0  # None for the gate ability: it never enters the total
-    group: str = ""  # display only, e.g. "Core" (paper 001, Table 4)
+    group: str = ""  # display only, e.g. "Core" (MoodBench 1.0 paper, Table 4)
 
 
 class LevelWeight(msgspec.Struct, frozen=True):

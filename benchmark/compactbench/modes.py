@@ -1,6 +1,6 @@
 """compat and strict, as data: each switch is one place where CompactBench 0.1.0's
-code and its methodology page (seeds/002) disagree. docs/compactbench.md has
-the same table in prose."""
+code and its methodology page ("Methodology", docs/methodology.md upstream)
+disagree. docs/compactbench.md has the same table in prose."""
 
 from __future__ import annotations
 

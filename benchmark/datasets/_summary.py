@@ -2,7 +2,7 @@
 
 Two methods per dataset:
 
-* the judge (paper 001, Table 5: "model-based, completeness, conciseness,
+* the judge (MoodBench 1.0 paper, Table 5: "model-based, completeness, conciseness,
   etc."): ``benchmark.judges.SummaryRubric`` scores each summary on
   completeness, conciseness, faithfulness and fluency (1-5) and the suite
   maps the mean through ``numeric`` 1..5 -> 0..100;
