@@ -134,7 +134,7 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
     chance_baseline: float | None = None  # primary metric of a uniform random answer
     majority_baseline: float | None = None  # primary metric of always giving the commonest answer
     samples: int = 1
-    # Optional, all off by default (added for the emotional datasets, batch B):
+    # Optional, all off by default (added for the emotional datasets):
     options_field: str = ""  # per-item options from ONE row field holding a list (any length 2..26)
     derive: Callable[[dict], dict] | None = None  # row -> extra fields, merged before anything is read from it
     # Bilingual datasets: the row field naming the item's language; `task` and `body` are then
