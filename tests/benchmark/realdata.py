@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from benchmark import registry
@@ -38,3 +40,20 @@ def records(dataset_id: str) -> list:
     if dataset_id not in _cache:
         _cache[dataset_id] = list(registry.get(dataset_id).records(DATA_DIR))
     return _cache[dataset_id]
+
+
+def assert_pool_and_declaration(dataset_id: str, recs: list, pool: int | None) -> None:
+    """The sample is deterministic (see above), the stamps are set, and one metric is primary."""
+    assert_sample_deterministic(dataset_id, recs, pool)
+    ds = registry.get(dataset_id)
+    assert ds.prompt_hash() and ds.scorer_version
+    assert sum(m.primary for m in ds.metrics) == 1
+
+
+def scores_per_second(ds, items: list, answers: list[str]) -> float:
+    """How many (item, answer) pairs `ds.score` gets through per second."""
+    work = [(i, a) for i in items for a in answers]
+    t = time.perf_counter()
+    for i, a in work:
+        ds.score(i, a)
+    return len(work) / (time.perf_counter() - t)

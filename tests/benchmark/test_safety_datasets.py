@@ -7,7 +7,6 @@ Real-file tests skip with a reason when ../shared/datasets (or ENGINE_SHARED_DIR
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 
@@ -16,7 +15,7 @@ from benchmark import registry
 from benchmark.datasets._safetybench import CATEGORIES
 from benchmark.extract import codes_for
 from benchmark.sampling import seeded_sample
-from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic
+from tests.benchmark.realdata import DATA_DIR, assert_pool_and_declaration, scores_per_second
 from tests.store.helpers import sql_metric_values
 
 SAFETY = [f"safetybench_{c}" for c in CATEGORIES]
@@ -52,10 +51,7 @@ def _say(gold) -> str:
 
 @pytest.mark.parametrize("dataset_id", ALL)
 def test_pool_sample_size_and_determinism(dataset_id):
-    assert_sample_deterministic(dataset_id, _records(dataset_id), POOL[dataset_id])
-    ds = registry.get(dataset_id)
-    assert ds.prompt_hash() and ds.scorer_version
-    assert sum(m.primary for m in ds.metrics) == 1
+    assert_pool_and_declaration(dataset_id, _records(dataset_id), POOL[dataset_id])
 
 
 @pytest.mark.parametrize("dataset_id", CHOICE)
@@ -243,10 +239,5 @@ def test_truthfulqa_metrics_in_sql_match_python():
 @pytest.mark.parametrize("dataset_id", ["stereoset", "safetybench_mh", "truthfulqa"])
 def test_score_is_cheap(dataset_id):
     ds, items = _items(dataset_id)
-    answers = ["Answer: B", "答案：A", "I think it is B.", "B", "no idea"]
-    work = [(i, a) for i in items for a in answers]
-    t = time.perf_counter()
-    for i, a in work:
-        ds.score(i, a)
-    rate = len(work) / (time.perf_counter() - t)
+    rate = scores_per_second(ds, items, ["Answer: B", "答案：A", "I think it is B.", "B", "no idea"])
     assert rate > 3000, f"{dataset_id}: {rate:.0f} items/s"
