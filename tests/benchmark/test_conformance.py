@@ -4,8 +4,9 @@ For each id: its declaration (Dataset protocol, metric kinds the views aggregate
 metric), its stamps (the same on a second load and in a fresh interpreter with another hash
 seed), and on its fixture (tests/benchmark/fixtures/<id>) or the team's real data (skipped with
 the reason when absent): ids unique and stable, every item rendered with non-empty messages and
-a gold answer, the gold answer scoring the maximum, a wrong answer scoring lower, and the measure
-keys the scorer emits matching the keys its metrics read.
+a gold answer (so are its other samples, and its shortened form where the dataset can fit a
+token budget), the gold answer scoring the maximum, a wrong answer scoring lower, and the
+measure keys the scorer emits matching the keys its metrics read.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 
 from benchmark import registry
+from benchmark.context import Fits, item_tokens
 from benchmark.dataset import DataMissing, Dataset, Item, Scored
 from benchmark.sampling import seeded_sample
 from tests.conftest import ROOT
@@ -169,6 +171,15 @@ def test_render_and_score(dataset_id, data_root):
         for s in range(1, getattr(ds, "samples_of", lambda _: ds.samples)(item_id)):
             variant = ds.render_sample(item_id, raw, s)
             assert variant.id == item_id and variant.messages
+        # Shortened for a context half its size: same item, same gold, and within the budget unless
+        # the prompt without its source is already over it (then nothing of the source is kept).
+        # Only long prompts, as in a sweep: a short source can cost less than the cut note.
+        if isinstance(ds, Fits) and item_tokens(item) > 200:
+            budget = item_tokens(item) // 2
+            short = ds.fit(item_id, raw, budget)
+            assert (short.id, short.gold) == (item.id, item.gold) and short.messages
+            assert item_tokens(short) <= budget or short.meta.get("kept_chars") == 0, item_id
+            assert item_tokens(short) < item_tokens(item)
         unparsed = ds.score(item, "")
         emitted |= set(unparsed.measures or ())
         if item.gold is None:  # a questionnaire item without a key: answered, never scored
