@@ -89,7 +89,7 @@ def test_single_accepts(text, expected):
         "Neither A nor B.",
         "I can't answer that.",
         "A. The grandfather\nB. The grandson",  # options echoed, no choice
-        "B\n\nOn reflection the answer is A.",  # first line and marker disagree
+        "B\n\nThe answer is A.",  # first line and marker disagree
     ],
 )
 def test_single_rejects(text):
