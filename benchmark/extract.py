@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 
 from benchmark.extract_base import BAD, DECOR, NOMATCH, Choices, clean, codes_for, fold
-from benchmark.extract_claims import claims, decide
+from benchmark.extract_claims import claims, decide, not_own
 from benchmark.extract_prep import json_answer, prepare
 from benchmark.extract_refs import NEGATED_AFTER, is_word, lead_claim, lead_skip
 
@@ -56,7 +56,7 @@ __all__ = ["EXTRACT_VERSION", "Choices", "clean", "codes_for", "extract_multi", 
 # Bump when any rule changes: it is part of every choice dataset's scorer_version.
 EXTRACT_VERSION = "3"  # 3: conclusions and claims of real answers, reasoning traces, last claim decides
 
-_FREE_LETTER = re.compile(r"(?<![A-Za-z0-9'’\\])([A-Z])(?![A-Za-z0-9'’])")
+_FREE_LETTER = re.compile(r"(?<![A-Za-z0-9'’\\\u2062])([A-Z])(?![A-Za-z0-9'’])")
 _NEGATED = re.compile(r"(?:\bnot|n't|不是|并非|並非|非|不选)\s*(?:option\s*|选项\s*)?[(\[]?\s*$", re.I)
 _FREE_TEXT_MAX = 300
 
@@ -106,7 +106,8 @@ def _free_text(text: str, ch: Choices) -> int:
         i = ch.code(m[1])
         if i is None or is_word(m[1], text, m.end()):
             continue
-        if _NEGATED.search(text, max(0, m.start() - 12), m.start()) or NEGATED_AFTER.match(text, m.end()):
+        if (_NEGATED.search(text, max(0, m.start() - 12), m.start()) or NEGATED_AFTER.match(text, m.end())
+                or not_own(text, m.start())):
             continue
         found.add(i)
     if len(found) == 1:

@@ -104,7 +104,7 @@ def claims(text: str, ch: Choices, by_text: Callable[[str, int], frozenset | int
         if (ch.numeric and not numeric_ok) or not any(k in low for k in keys):
             continue
         for m in rx.finditer(text):
-            if _not_own(text, m.start()):
+            if not_own(text, m.start()):
                 continue
             value, _ = read_claim(text, m.end(), ch)
             if value == NOMATCH and by_text is not None:
@@ -118,10 +118,14 @@ def claims(text: str, ch: Choices, by_text: Callable[[str, int], frozenset | int
 
 def _verdicts(text: str, ch: Choices, add) -> None:
     first_line_end = text.find("\n") if "\n" in text else len(text)
+    covered = 0  # "A, C and D are correct" is one verdict, not three
     for m in _ANY_REF.finditer(text):
-        value, end = read_claim(text, m.start(), ch, skip=False)
-        if not isinstance(value, frozenset) or _not_own(text, m.start()):
+        if m.start() < covered:
             continue
+        value, end = read_claim(text, m.start(), ch, skip=False)
+        if not isinstance(value, frozenset) or not_own(text, m.start()):
+            continue
+        covered = end
         sent = _SENT_START.split(text[max(0, m.start() - 80):m.start()])[-1]
         if _POST_STRONG.match(text, end) or (_CONCLUDING.search(sent) and _GAP_POST_STRONG.match(text, end)):
             add(m.start(), m.start(), value, True)
@@ -157,7 +161,7 @@ def _lines(text: str, ch: Choices, add, bare_lines: bool) -> None:
             add(start, start, got if isinstance(got, frozenset) and len(got) == 1 else NOMATCH, True)
 
 
-def _not_own(text: str, pos: int) -> bool:
+def not_own(text: str, pos: int) -> bool:
     ls = text.rfind("\n", 0, pos) + 1
     line = text[ls:pos]
     if line.endswith(('"', "“")):  # a JSON field name: "answer": "C"

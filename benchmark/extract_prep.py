@@ -21,6 +21,7 @@ _WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mathit|textit|operatorname)\
 # What maths may be unwrapped to: an option code, codes, or a code with its text ("$C. 4$").
 _CODE_MATH = re.compile(r"\(?[A-Z]\)?|[A-Z](?:\s*[,、]\s*[A-Z])+|[A-Z]{2,5}|[A-Z]\s*[.:]\s*[^=<>]{1,60}")
 MATH_MASK = " ⟨math⟩ "
+MATH_LETTER = "\u2062"
 BOXED_MARK = "\nFinal answer: "
 
 _JSON_ANSWER = re.compile(r'"answer"\s*:\s*("(?:[^"\\]|\\.)*"|\[[^\]]*\])', re.I)
@@ -60,7 +61,8 @@ def _math(body: str) -> str:
     if _BOXED.search(body):
         return _boxed(body)
     inner = _WRAP.sub(r"\1", body).replace("{", "").replace("}", "").strip()
-    return f" {inner} " if _CODE_MATH.fullmatch(inner) else MATH_MASK
+    # MATH_LETTER marks the unwrapped code: a head may read it ("答案为$C$"), free prose may not ("$B$ 为其补集").
+    return f" {MATH_LETTER}{inner} " if _CODE_MATH.fullmatch(inner) else MATH_MASK
 
 
 def _boxed(text: str) -> str:

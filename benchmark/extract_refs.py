@@ -23,6 +23,7 @@ _REF = re.compile(
 # Skipped before a reference: spaces, punctuation, closing brackets, emoji and other symbols.
 _LEAD = re.compile(r"[\s:=\-—>»\]】)'\"“”‘’「」『』,.。…·•~_|⟩\u2060-\u206f\u2600-\u27bf\ufe0f\u200d\ufffd"
                    r"\U0001F000-\U0001FFFF]*")
+_LOWER_END = re.compile(r"\s*(?:[.)\]:;!]|$|\n)")
 _SENTENCE_END = re.compile(r"。|(?<!\.)\.(?!\.)")
 _SEP = re.compile(r"[\s.:)\]、\-—\"“”'‘’「」]*")
 _QUOTES = "\"“”'‘’「」『』 "
@@ -43,7 +44,7 @@ CLAIM_WORDS = frozenset(
     "is was or and nor vs versus because since as seems would fits matches best looks appears".split()
 )
 _NEXT_WORD = re.compile(r"\s+([a-z]+)")
-CODE_LED = re.compile(r"\s*(?:\(\s*([A-Za-z])\s*\)|([A-Za-z])\s*[.):、](?!\d))")
+CODE_LED = re.compile(r"\s*(?:[-•]\s+)?(?:\(\s*([A-Za-z])\s*\)|([A-Za-z])\s*[.):、](?!\d))")
 _OTHER_CODE = re.compile(r"\(\s*([A-Za-z])\s*\)|(?<![A-Za-z0-9\\'’])([A-Z])(?![A-Za-z0-9'’])|选项\s*([A-Za-z])")
 
 
@@ -84,6 +85,8 @@ def one_ref(text: str, pos: int, ch: Choices) -> Read:
             return NOMATCH, pos  # a maths variable: "A = 5", "P(A)", "x_1"
         if not m["word"] and is_word(tok, text, m.end()):
             return NOMATCH, pos
+        if tok.islower() and not m["word"] and not _LOWER_END.match(text, m.end()):
+            return NOMATCH, pos  # "最大的是c," is a variable; a bare lower-case code ends its phrase: "is b."
     i = ch.code(tok)
     if i is None:
         # An unknown lower-case letter is a word; "X" is the format's placeholder ("Answer: X").
