@@ -23,6 +23,7 @@ _I = re.I
 # (pattern, numbers allowed, words one of which the text must hold: a cheap pre-test)
 _ANSWER = [
     (r"\b(?:final\s+|correct\s+|best\s+|right\s+|my\s+|the\s+)?answers?\b(?:\s+(?:choice|option|letter))?"
+     r"(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
      r"(?:\s+(?:is|are|would\s+be|should\s+be|will\s+be|must\s+be|seems\s+to\s+be|appears\s+to\s+be|here\s+is)\b)?"
      r"\s*(?:[:=]|\bis\b)?", True, ("answer",)),
     (r"(?:最终|正确|标准|参考|最佳|本题)?答案\s*(?:应该|应当|应|就|可能|最可能|只能|当|则|即)?\s*(?:是|为|為|选|選)?", True, ("答案",)),
@@ -38,8 +39,9 @@ _STRONG = _ANSWER + [
     (r"\b(?:best|most\s+(?!un|in[^t]|least)[a-z]+|correct|right|optimal|ultimate|likeliest|only\s+correct|final)\b"
      r"[^.!?\n:;]{0,80}?\b(?:is|are|would\s+be|will\s+be|should\s+be|seems\s+to\s+be|appears\s+to\s+be|remains|must\s+be)\b"
      r"\s*:?", False, ("best", "most", "correct", "right", "optimal", "ultimate", "likeliest", "final")),
-    (r"(?<![不未没非可供])(?:故|应|应该|应当|所以|因此|因而|则|即|我|我们|最终|只能|都|可以)?选(?:择|定)?(?![项項出修手举民票取用好])", False, ("选",)),
-    (r"(?<!不)(?:最|正确|错误|不正确|符合|合适|恰当|准确|唯一)[^,，。；;!?！？\n]{0,20}?(?:是|为|為)\s*[:：]?", False,
+    (r"(?<![不未没非可供])(?<!不能)(?<!不应)(?<!不可)(?<!不会)(?<!没有)(?:故|应|应该|应当|所以|因此|因而|则|即|我|我们|最终|只能|都|可以)?选(?:择|定)?(?![项項出修手举民票取用好])", False, ("选",)),
+    (r"(?<!不)(?:最|正确|错误|不正确|符合|合适|恰当|准确|唯一)(?:(?!原因|理由|在于|因为)[^,，。；;!?！？\n]){0,20}?(?:是|为|為)"
+     r"\s*[:：]?", False,
      ("最", "正确", "错误", "符合", "合适", "恰当", "准确", "唯一")),
     (r"(?:选择|回答|回复)(?:应该|应当|应|就|可能)?(?:是|为)", False, ("选择", "回答", "回复")),
     (r"(?:对应于?|相当于|即为|也就是)\s*(?=选项)", False, ("选项",)),
@@ -49,12 +51,13 @@ _STRONG_RE = [(re.compile(p, _I), num, keys) for p, num, keys in _STRONG]
 # An option reference anywhere, for verdicts said after it ("选项(d) 是正确答案", "(c) is the best").
 _ANY_REF = re.compile(r"(?<![A-Za-z0-9\\'’])(?:(?:option|choice)\s*|选项\s*)?(?:\(\s*[A-Za-z]\s*\)|(?-i:[A-Z])(?![A-Za-z0-9'’]))",
                       _I)
+_DECISION_NOUN = r"(?:answer|option|choice|response|reply|action|course\s+of\s+action|emotion|reason|explanation|selection)"
 _POST_STRONG = re.compile(
     r"\s*,?\s*(?:is|would\s+be|seems\s+to\s+be|appears\s+to\s+be|remains)\s+(?:clearly\s+|definitely\s+|therefore\s+)?"
-    r"(?:the\s+)?(?:(?:correct|right|best)\s+(?:answer|option|choice|response)|best\b|most\s+(?!un|in[^t]|least)[a-z]+|"
-    r"optimal|only\s+correct|ideal)"
-    r"|\s*(?:可能|应该|应|就|才|则|也|确实)?(?:是|为)?\s*(?:本题的)?(?:最(?!不|差|少|低|弱|小|大|多|高|好的?方法)|正确答案|正确选项|"
-    r"正确的选项|正确的答案|唯一正确|最佳)", _I)
+    r"(?:the\s+)?(?:(?:correct|right|best|optimal|ideal)\s+|most\s+(?!un|in[^t]|least)[a-z]+\s+|only\s+correct\s+)"
+    + _DECISION_NOUN +
+    r"|\s*(?:可能|应该|应|就|才|则|也|确实)?(?:是|为)?\s*(?:本题的)?(?:正确答案|正确选项|正确的选项|正确的答案|唯一正确|"
+    r"最(?!不|差|少|低|弱|小|大|多|高)[^,，。.;；\n]{0,8}?(?:答案|选项|选择|回复|回答|做法|行动|反应|方案|描述|说法|解释))", _I)
 # "I believe (c) <its text, paraphrased> would be the most effective": a gap only in a concluding sentence.
 _GAP_POST_STRONG = re.compile(r"[^.。!?;；\n,，]{0,100}?(?:" + _POST_STRONG.pattern + ")", _I)
 _CONCLUDING = re.compile(r"\bI\s+(?:believe|think)\b|我认为|我觉得|\b(?:therefore|thus|hence|so|overall|in\s+conclusion)\b|"
