@@ -59,6 +59,8 @@ EXTRACT_VERSION = "3"  # 3: conclusions and claims of real answers, reasoning tr
 _FREE_LETTER = re.compile(r"(?<![A-Za-z0-9'’\\\u2062])([A-Z])(?![A-Za-z0-9'’])")
 _NEGATED = re.compile(r"(?:\bnot|n't|不是|并非|並非|非|不选)\s*(?:option\s*|选项\s*)?[(\[]?\s*$", re.I)
 _FREE_TEXT_MAX = 300
+_SIMPLE = re.compile(r"(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?\s*\(?([A-Z]|\d{1,3})\)?\.?"
+                     r"|答案\s*(?:是|为)?\s*:?\s*\(?([A-Z]|\d{1,3})\)?[.。]?", re.I)
 
 
 def _one(value) -> int:
@@ -85,6 +87,9 @@ def extract_single(response: str | None, choices: Choices, *, finish_reason: str
         return r if r >= 0 else None
     r = NOMATCH
     if "\n" not in text:
+        simple = _SIMPLE.fullmatch(text)  # the requested format, read without the general rules
+        if simple and (i := choices.code(simple[1] or simple[2])) is not None:
+            return i
         r = _one(lead_claim(text, choices, strict=False))
     if r == NOMATCH:
         r = _one(decide(claims(text, choices, lambda t, e: _single_text(t, e, choices)), text))

@@ -46,7 +46,7 @@ _STRONG = _ANSWER + [
     (r"(?:选择|回答|回复)(?:应该|应当|应|就|可能)?(?:是|为)", False, ("选择", "回答", "回复")),
     (r"(?:对应于?|相当于|即为|也就是)\s*(?=选项)", False, ("选项",)),
 ]
-_STRONG_RE = [(re.compile(p, _I), num, keys) for p, num, keys in _STRONG]
+_STRONG_RE = [(re.compile(p, _I), num, re.compile("|".join(map(re.escape, keys)))) for p, num, keys in _STRONG]
 
 # An option reference anywhere, for verdicts said after it ("选项(d) 是正确答案", "(c) is the best").
 _ANY_REF = re.compile(r"(?<![A-Za-z0-9\\'’])(?:(?:option|choice)\s*|选项\s*)?(?:\(\s*[A-Za-z]\s*\)|(?-i:[A-Z])(?![A-Za-z0-9'’]))",
@@ -104,7 +104,7 @@ def claims(text: str, ch: Choices, by_text: Callable[[str, int], frozenset | int
 
     low = text.lower()
     for rx, numeric_ok, keys in _STRONG_RE:
-        if (ch.numeric and not numeric_ok) or not any(k in low for k in keys):
+        if (ch.numeric and not numeric_ok) or not keys.search(low):
             continue
         for m in rx.finditer(text):
             if not_own(text, m.start()):
