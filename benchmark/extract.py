@@ -30,8 +30,8 @@ Single answer:
    unless a revision cue ("wait", "on second thought", "重新考虑") stands between them.
    Weaker claims (a verdict on one option in a conclusion: "因此C选项正确", "Therefore, (b).")
    are used only without any of the above, and only when they all agree;
-3. a short response (at most 300 characters) without claims: every stand-alone capital option
-   letter is a claim, except "A"/"I" as article or pronoun and negated mentions ("not A");
+3. a short one-line response (at most 200 characters) without claims: every stand-alone capital
+   option letter is a claim, except "A"/"I" as article or pronoun and negated mentions ("not A");
    exactly one distinct claim -> it.
 
 Numbered options (more than 26) are read by rule 1, answer markers and bare lines only.
@@ -58,7 +58,7 @@ EXTRACT_VERSION = "3"  # 3: conclusions and claims of real answers, reasoning tr
 
 _FREE_LETTER = re.compile(r"(?<![A-Za-z0-9'’\\\u2062])([A-Z])(?![A-Za-z0-9'’])")
 _NEGATED = re.compile(r"(?:\bnot|n't|不是|并非|並非|非|不选)\s*(?:option\s*|选项\s*)?[(\[]?\s*$", re.I)
-_FREE_TEXT_MAX = 300
+_FREE_TEXT_MAX = 200
 _SIMPLE = re.compile(r"(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?\s*\(?([A-Z]|\d{1,3})\)?\.?"
                      r"|答案\s*(?:是|为)?\s*:?\s*\(?([A-Z]|\d{1,3})\)?[.。]?", re.I)
 
@@ -93,7 +93,7 @@ def extract_single(response: str | None, choices: Choices, *, finish_reason: str
         r = _one(lead_claim(text, choices, strict=False))
     if r == NOMATCH:
         r = _one(decide(claims(text, choices, lambda t, e: _single_text(t, e, choices)), text))
-    if r == NOMATCH and not choices.numeric and len(text) <= _FREE_TEXT_MAX:
+    if r == NOMATCH and not choices.numeric and len(text) <= _FREE_TEXT_MAX and "\n" not in text:
         r = _free_text(text, choices)
     return r if r >= 0 else None
 

@@ -74,7 +74,8 @@ class Choices:
             return False
         if f == t or (f.startswith(t) and len(f) - len(t) <= 3) or (len(f) >= 4 and t.startswith(f)):
             return True
-        return len(f) >= 4 and SequenceMatcher(None, f, t).ratio() >= 0.8
+        # small differences only: a restated text, not a sentence built around it
+        return len(f) >= 4 and len(f) <= 1.2 * len(t) + 4 and SequenceMatcher(None, f, t).ratio() >= 0.8
 
     def contradicts(self, i: int, fragment: str) -> bool:
         """The fragment after code i is the text of another option ("A. <text of F>")."""

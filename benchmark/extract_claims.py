@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Callable, NamedTuple
 
-from benchmark.extract_base import BAD, NOMATCH, Choices
+from benchmark.extract_base import BAD, DECOR, NOMATCH, Choices
 from benchmark.extract_refs import code_led, lead_claim, read_claim
 
 _I = re.I
@@ -63,7 +63,8 @@ _GAP_POST_STRONG = re.compile(r"[^.。!?;；\n,，]{0,100}?(?:" + _POST_STRONG.p
 _CONCLUDING = re.compile(r"\bI\s+(?:believe|think)\b|我认为|我觉得|\b(?:therefore|thus|hence|so|overall|in\s+conclusion)\b|"
                          r"综上|因此|所以", _I)
 # Weak: a verdict on one option, or a connective followed by an option.
-_POST_WEAK = re.compile(r"\s*(?:is|are)\s+(?:the\s+)?(?:correct|right|true)\b|\s*(?:是|为)?\s*(?:正确|对的|符合题意|符合题目要求)", _I)
+_POST_WEAK = re.compile(r"\s*(?:is|are)\s+(?:the\s+)?(?:correct|right|true)\b"
+                        r"|\s*(?:的?(?:描述|说法|叙述|表述|陈述))?\s*(?:是|为)?\s*(?:正确|对的|符合题意|符合题目要求)", _I)
 _CONNECTIVE = re.compile(r"\b(?:therefore|thus|hence|so|consequently|in\s+conclusion|overall|in\s+summary|to\s+conclude|"
                          r"accordingly)\b|综上所述|综上|因此|所以|故|因而|总之|由此可见|可见|可知|结论", _I)
 _CONNECTIVE_RIGHT_BEFORE = re.compile(r"(?:\b(?:therefore|thus|hence|so|consequently)|综上所述|综上|因此|所以|故)"
@@ -83,10 +84,14 @@ _HEADER = re.compile(r"\s*[【\[]?(?:解析|分析|解答|详解|理由|解释|�
                      r"solution)\s*(?:[】\]]|[:：]|$)", _I)
 
 
+_COPULA_COLON = re.compile(r"(?:是|为|\bis|\bare|\bbe)\s*:\s*$", _I)
+
+
 class Claim(NamedTuple):
     pos: int
     value: frozenset | int  # options, or BAD
     strong: bool
+    qualified: bool = True  # a weak claim in a conclusion; unqualified ones only have to agree
 
 
 def claims(text: str, ch: Choices, by_text: Callable[[str, int], frozenset | int] | None = None,
@@ -95,12 +100,12 @@ def claims(text: str, ch: Choices, by_text: Callable[[str, int], frozenset | int
     several answers, bare lines are lists read by the caller, not claims."""
     found: dict[int, Claim] = {}  # keyed by where the option is named: several heads may read one place
 
-    def add(pos: int, at: int, value, strong: bool) -> None:
+    def add(pos: int, at: int, value, strong: bool, qualified: bool = True) -> None:
         if value == NOMATCH:
             return
         old = found.get(at)
-        if old is None or (strong and not old.strong):
-            found[at] = Claim(pos, value, strong)
+        if old is None or (strong and not old.strong) or (qualified and not old.qualified):
+            found[at] = Claim(pos, value, strong, qualified)
 
     low = text.lower()
     for rx, numeric_ok, keys in _STRONG_RE:
@@ -133,14 +138,16 @@ def _verdicts(text: str, ch: Choices, add) -> None:
         if _POST_STRONG.match(text, end) or (_CONCLUDING.search(sent) and _GAP_POST_STRONG.match(text, end)):
             add(m.start(), m.start(), value, True)
             continue
-        if _POST_WEAK.match(text, end) and (_CONNECTIVE.search(sent) or m.start() < first_line_end):
-            add(m.start(), m.start(), value, False)
+        if _POST_WEAK.match(text, end):
+            # every positive verdict must agree ("A正确 ... C正确" in a walk-through is no answer)
+            add(m.start(), m.start(), value, False, bool(_CONNECTIVE.search(sent)) or m.start() < first_line_end)
         elif _CONNECTIVE_RIGHT_BEFORE.search(sent) and _SENT_END.match(text, end):
             add(m.start(), m.start(), value, False)  # "Therefore, (b)." / "因此，选项B。"
 
 
 def _lines(text: str, ch: Choices, add, bare_lines: bool) -> None:
-    """A bare first or last line, and the option line right before an analysis header."""
+    """A bare first or last line, the option line right before an analysis header or right after a line
+    ending with a colon (outside a walk through the options)."""
     spans, pos = [], 0
     for line in text.split("\n"):
         if line.strip():
@@ -155,11 +162,17 @@ def _lines(text: str, ch: Choices, add, bare_lines: bool) -> None:
         if not led[1]:
             add(start, start, lead_claim(first, ch, strict=walk), True)
         start, last = spans[-1]
-        if not led[-2]:
+        # after a walk through the options, only a lone code ends it ("C"), not an option's header line
+        if len(last.strip(DECOR)) <= 2 or not (walk or led[-2]):
             add(len(text), start, lead_claim(last, ch, strict=True), True)
     for k in range(1, len(spans)):
+        option_line = None
         if _HEADER.match(spans[k][1]) and led[k - 1] and (k < 2 or not led[k - 2]):
-            start, line = spans[k - 1]
+            option_line = k - 1
+        elif _COPULA_COLON.search(spans[k - 1][1]) and led[k] and not walk:
+            option_line = k  # "首先应信重的是：\nC. ..."
+        if option_line is not None:
+            start, line = spans[option_line]
             got, _ = read_claim(line, 0, ch)
             add(start, start, got if isinstance(got, frozenset) and len(got) == 1 else NOMATCH, True)
 
@@ -187,6 +200,8 @@ def decide(found: list[Claim], text: str) -> frozenset | int:
                 return BAD
         return last.value
     weak = {c.value for c in found}
+    if not any(c.qualified for c in found):
+        return NOMATCH
     if len(weak) == 1:
         return weak.pop()
-    return BAD if weak else NOMATCH
+    return BAD

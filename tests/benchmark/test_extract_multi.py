@@ -36,6 +36,8 @@ def multi(text, ch=METALS):
         ("Answer: iron, zinc", "AD"),
         ('{"answer": ["A", "D"]}', "AD"),
         ("A, B, and D are correct.", "ABD"),
+        ("Answer: (A)(B)(D)", "ABD"),
+        ("The correct answers are (A) iron and (D) zinc.", "AD"),
         ("Iron, copper and zinc conduct electricity.\n\nTherefore, A, B and D are correct.", "ABD"),
         ("The correct statements are A and D.", "AD"),
         ("Answer: B, D\n\nWait, iron is a metal too. The answer is A, B, D.", "ABD"),
