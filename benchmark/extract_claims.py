@@ -44,6 +44,8 @@ _STRONG = _ANSWER + [
      r"\s*[:：]?", False,
      ("最", "正确", "错误", "符合", "合适", "恰当", "准确", "唯一")),
     (r"(?:选择|回答|回复)(?:应该|应当|应|就|可能)?(?:是|为)", False, ("选择", "回答", "回复")),
+    (r"(?:正确|最佳|最终|最合适的?|正确的)(?:选项|答案|选择|答)\s*[:：]|\b(?:correct|best|final|right)\s+(?:options?|choices?)\s*:",
+     False, ("正确", "最", "correct", "best", "final", "right")),
     (r"(?:对应于?|相当于|即为|也就是)\s*(?=选项)", False, ("选项",)),
 ]
 _STRONG_RE = [(re.compile(p, _I), num, re.compile("|".join(map(re.escape, keys)))) for p, num, keys in _STRONG]
@@ -55,7 +57,7 @@ _DECISION_NOUN = r"(?:answer|option|choice|response|reply|action|course\s+of\s+a
 _POST_STRONG = re.compile(
     r"\s*,?\s*(?:is|would\s+be|seems\s+to\s+be|appears\s+to\s+be|remains)\s+(?:clearly\s+|definitely\s+|therefore\s+)?"
     r"(?:the\s+)?(?:(?:correct|right|best|optimal|ideal)\s+|most\s+(?!un|in[^t]|least)[a-z]+\s+|only\s+correct\s+)"
-    + _DECISION_NOUN +
+    + _DECISION_NOUN + r"|\s*is\s+(?:the|my)\s+(?:final\s+)?answer\b" +
     r"|\s*(?:可能|应该|应|就|才|则|也|确实)?(?:是|为)?\s*(?:本题的)?(?:正确答案|正确选项|正确的选项|正确的答案|唯一正确|"
     r"最(?!不|差|少|低|弱|小|大|多|高)[^,，。.;；\n]{0,8}?(?:答案|选项|选择|回复|回答|做法|行动|反应|方案|描述|说法|解释))", _I)
 # "I believe (c) <its text, paraphrased> would be the most effective": a gap only in a concluding sentence.

@@ -28,7 +28,7 @@ _SENTENCE_END = re.compile(r"。|(?<!\.)\.(?!\.)")
 _SEP = re.compile(r"[\s.:)\]、\-—\"“”'‘’「」]*")
 _QUOTES = "\"“”'‘’「」『』 "
 _MATH_AFTER = re.compile(r"\s*[=<>+^_*≤≥≠∈∪∩]|\((?=[A-Za-z0-9 ,.+\-*/^_]{1,12}\))|\s*\\")
-_JOIN = re.compile(r"\s*(?=\(\s*[A-Za-z]\s*\))|\s*[\"”’']?\s*(?:,\s*(?:and|or)\s+|,|、|/|&|;|\band\b|\bor\b|以及|和|与|及|或者|或|还是|跟)\s*"
+_JOIN = re.compile(r"\s*(?=\(\s*[A-Za-z]\s*\))|\s+(?=[A-Z](?:$|[^A-Za-z0-9'’]))|\s*[\"”’']?\s*(?:,\s*(?:and|or)\s+|,|、|/|&|;|\band\b|\bor\b|以及|和|与|及|或者|或|还是|跟)\s*"
                    r"(?:(?:the\s+)?(?:options?|choices?)\s*|选项\s*)?[\"“‘']?", re.I)
 # Another parenthesised option joined to the first within the clause: "(b) Fear and (f) Pride".
 _PAREN_JOIN = re.compile(r"[^.。;!?\n]{0,60}?(?:\band\b|\bor\b|以及|和|与|及|或|、|,)\s*(?:option\s*|选项\s*)?"

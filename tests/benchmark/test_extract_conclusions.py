@@ -45,6 +45,8 @@ def single(text, ch=FRUIT):
         ("这道题问的是黄色水果：\n\nB. banana\n\n解释：其余三种都不是黄色。", "B"),
         ("Bananas are yellow. So the answer is banana.", "B"),
         ("banana", "B"),
+        ("B is the answer.", "B"),
+        ("Best option: B", "B"),
         ("Answer: 15", "B"),
     ],
 )

@@ -37,6 +37,10 @@ def multi(text, ch=METALS):
         ('{"answer": ["A", "D"]}', "AD"),
         ("A, B, and D are correct.", "ABD"),
         ("Answer: (A)(B)(D)", "ABD"),
+        ("答案：A B D", "ABD"),
+        ("正确选项：A、D", "AD"),
+        ("Correct options: A, D", "AD"),
+        ("Options A, B and D are correct; C is not.", "ABD"),
         ("The correct answers are (A) iron and (D) zinc.", "AD"),
         ("Iron, copper and zinc conduct electricity.\n\nTherefore, A, B and D are correct.", "ABD"),
         ("The correct statements are A and D.", "AD"),
@@ -71,6 +75,7 @@ def test_multi_rejects(text):
         "正确答案为B、C、D。",
         "所以，正确答案是：\nB. copper\nD. zinc",
         "最有效的做法是选项(c)和选项(d)。",
+        "答案：B D",
         'The best answer is "b" or "d".',
     ],
 )
