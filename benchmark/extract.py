@@ -17,19 +17,21 @@ Single answer:
    answer markers ("Answer: B", "The answer is (B)", "答案：B", "【答案】B", "Final answer:",
    ``\\boxed{}``), choosing ("I would choose C", "故选B", "应选C", "我选择(b)"), conclusions
    ("the best/most appropriate response would be (d)", "正确选项为(d)", "最合适的选项是：D",
-   "错误的叙述是选项D", "which is option (a)"), a superlative said of an option ("(c) is the
-   correct answer", "选项A是最合适的答案"), a bare first line before the explanation, a bare
-   last line after it, the option line before an analysis header ("解析："). What follows the
-   head is read as an option: its code in any of the forms above, "选项B", "B项", with its text
-   skipped; a code followed by another option's text, a code no option has, or several options
-   ("(b) Fear and (f) Pride", "B、D", "BD", an option list on the next lines) make the claim
-   unclear; a mention negated after it ("D错误", "(a) is incorrect") is no claim; an option list
-   that echoes every option is skipped. Heads inside a hypothesis ("if the answer is A"),
-   someone else's view ("the hint says the answer is A") or a quotation are not claims.
-   The last claim decides; an earlier claim that disagrees makes the response unclear (None),
-   unless a revision cue ("wait", "on second thought", "重新考虑") stands between them.
-   Weaker claims (a verdict on one option in a conclusion: "因此C选项正确", "Therefore, (b).")
-   are used only without any of the above, and only when they all agree;
+   "错误的叙述是选项D", "Correct option: B", "which is option (a)"), a superlative said of an
+   option ("(c) is the correct answer", "B is the answer", "选项A是最合适的答案"), a bare first
+   line before the explanation, a lone code or bare option as last line, the option line
+   before an analysis header ("解析：") or after "…是：". What follows the head is read as an
+   option: its code in any of the forms above, "选项B", "B项", with its text skipped; a code
+   followed by another option's text, a code no option has, or several options ("(b) Fear and
+   (f) Pride", "B、D", "B D", "BD", an option list on the next lines) make the claim unclear; a
+   mention negated after it ("D错误", "(a) is incorrect") is no claim; a list that echoes every
+   option is skipped. Heads inside a hypothesis ("if the answer is A"), someone else's view
+   ("the hint says the answer is A") or a quotation are not claims. The last claim decides; an
+   earlier claim that disagrees makes the response unclear (None), unless a revision cue
+   ("wait", "on second thought", "重新考虑") stands between them or the later claim narrows it
+   ("C or D" ... "C"). Weaker claims (a verdict on one option: "因此C选项正确", "Therefore, (b).")
+   count only without any of the above, when one is in a conclusion (or the first line) and
+   every positive verdict in the response agrees;
 3. a short one-line response (at most 200 characters) without claims: every stand-alone capital
    option letter is a claim, except "A"/"I" as article or pronoun and negated mentions ("not A");
    exactly one distinct claim -> it.
