@@ -125,12 +125,12 @@ def read_claim(text: str, pos: int, ch: Choices, skip: bool = True) -> Read:
         nxt, e = one_ref(text, j.end(), ch)
         if nxt == BAD:
             return BAD, e
-        if not isinstance(nxt, frozenset):
-            break
+        if not isinstance(nxt, frozenset) or NEGATED_AFTER.match(text, e):
+            break  # "B, and A is wrong": the list ends before the negated option
         picked |= nxt
         end = e
     pj = _PAREN_JOIN.match(text, end)
-    if pj and (k := ch.code(pj[1])) is not None:
+    if pj and (k := ch.code(pj[1])) is not None and not NEGATED_AFTER.match(text, pj.end()):
         picked.add(k)
         end = pj.end()
     if NEGATED_AFTER.match(text, end):

@@ -46,6 +46,8 @@ def single(text, ch=FRUIT):
         ("Bananas are yellow. So the answer is banana.", "B"),
         ("banana", "B"),
         ("B is the answer.", "B"),
+        ("The answer is (B), and (A) is wrong.", "B"),
+        ("答案是B，A错误。", "B"),
         ("Best option: B", "B"),
         ("Answer: 15", "B"),
     ],
@@ -105,3 +107,4 @@ def test_negated_and_hypothetical_mentions_are_no_claims():
     assert single("因此，选项A是错误的。") is None
     assert single("The answer is not A.") is None
     assert single("如果选A，则结果为红色。") is None
+    assert single("最后一个选项为D，它是枣。\n\n故选B。") == "B"  # "the last option is D" states no answer
