@@ -26,7 +26,7 @@ _LEAD = re.compile(r"[\s:=\-—>»\]】)'\"“”‘’「」『』,.。…·•
 _LOWER_END = re.compile(r"\s*(?:[.)\]:;!]|$|\n)")
 _SENTENCE_END = re.compile(r"。|(?<!\.)\.(?!\.)")
 _SEP = re.compile(r"[\s.:)\]、\-—\"“”'‘’「」]*")
-_QUOTES = "\"“”'‘’「」『』 "
+_QUOTES = "\"“”'‘’「」『』 )]"  # closing marks after a restated text: "(b) \"text\"", "Option A (Lyon)"
 _MATH_AFTER = re.compile(r"\s*[=<>+^_*≤≥≠∈∪∩]|\((?=[A-Za-z0-9 ,.+\-*/^_]{1,12}\))|\s*\\")
 _JOIN = re.compile(r"\s*(?=\(\s*[A-Za-z]\s*\))|\s+(?=[A-Z](?:$|[^A-Za-z0-9'’]))|\s*[\"”’']?\s*(?:,\s*(?:and|or)\s+|,|、|/|&|;|\band\b|\bor\b|以及|和|与|及|或者|或|还是|跟)\s*"
                    r"(?:(?:the\s+)?(?:options?|choices?)\s*|选项\s*)?[\"“‘']?", re.I)
