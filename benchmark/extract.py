@@ -59,10 +59,10 @@ __all__ = ["EXTRACT_VERSION", "Choices", "clean", "codes_for", "extract_multi", 
 EXTRACT_VERSION = "3"  # 3: conclusions and claims of real answers, reasoning traces, last claim decides
 
 _FREE_LETTER = re.compile(r"(?<![A-Za-z0-9'’\\\u2062])([A-Z])(?![A-Za-z0-9'’])")
-_NEGATED = re.compile(r"(?:\bnot|n't|不是|并非|並非|非|不选)\s*(?:option\s*|选项\s*)?[(\[]?\s*$", re.I)
+_NEGATED = re.compile(r"(?:\bnot|n't|不是|并非|並非|非|不选)\s*(?:option\s*|选项\s*)?[(\[]?\s*$", re.IGNORECASE)
 _FREE_TEXT_MAX = 200
 _SIMPLE = re.compile(r"(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?\s*\(?([A-Z]|\d{1,3})\)?\.?"
-                     r"|答案\s*(?:是|为)?\s*:?\s*\(?([A-Z]|\d{1,3})\)?[.。]?", re.I)
+                     r"|答案\s*(?:是|为)?\s*:?\s*\(?([A-Z]|\d{1,3})\)?[.。]?", re.IGNORECASE)
 
 
 def _one(value) -> int:
@@ -125,7 +125,7 @@ def _free_text(text: str, ch: Choices) -> int:
 # ---------------------------------------------------------------- several answers
 
 _PUNCT_SPLIT = re.compile(r"[,;/|、]")
-_WORD_SPLIT = re.compile(r"\s+and\s+|\s*(?:和|以及|及|与|&)\s*", re.I)
+_WORD_SPLIT = re.compile(r"\s+and\s+|\s*(?:和|以及|及|与|&)\s*", re.IGNORECASE)
 _SPACE_SPLIT = re.compile(r"\s+")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from difflib import SequenceMatcher
-from typing import Sequence
 
 NOMATCH = -1  # this rule says nothing; try the next
 BAD = -2  # the response claims something unusable (several options, or a code no option has)
@@ -35,7 +35,7 @@ def codes_for(n: int) -> tuple[str, ...]:
 class Choices:
     """The options of one question, indexed for extraction."""
 
-    __slots__ = ("codes", "numeric", "folded", "_by_code", "_by_text", "_texts_longest_first")
+    __slots__ = ("_by_code", "_by_text", "_texts_longest_first", "codes", "folded", "numeric")
 
     def __init__(self, texts: Sequence[str]):
         self.codes = codes_for(len(texts))

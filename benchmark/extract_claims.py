@@ -12,36 +12,37 @@ between them.
 from __future__ import annotations
 
 import re
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from benchmark.extract_base import BAD, DECOR, NOMATCH, Choices
 from benchmark.extract_refs import code_led, lead_claim, read_claim
 
-_I = re.I
+_I = re.IGNORECASE
 
 # Strong heads: the option(s) right after one of these are the claim.
 # (pattern, numbers allowed, words one of which the text must hold: a cheap pre-test)
 _ANSWER = [
-    (r"\b(?:final\s+|correct\s+|best\s+|right\s+|my\s+|the\s+)?answers?\b(?:\s+(?:choice|option|letter))?"
-     r"(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
-     r"(?:\s+(?:is|are|would\s+be|should\s+be|will\s+be|must\s+be|seems\s+to\s+be|appears\s+to\s+be|here\s+is)\b)?"
-     r"\s*(?:[:=]|\bis\b)?", True, ("answer",)),
+    ((r"\b(?:final\s+|correct\s+|best\s+|right\s+|my\s+|the\s+)?answers?\b(?:\s+(?:choice|option|letter))?"
+      r"(?:\s+to\s+(?:this|the)\s+(?:question|problem))?"
+      r"(?:\s+(?:is|are|would\s+be|should\s+be|will\s+be|must\s+be|seems\s+to\s+be|appears\s+to\s+be|here\s+is)\b)?"
+      r"\s*(?:[:=]|\bis\b)?"), True, ("answer",)),
     (r"(?:最终|正确|标准|参考|最佳|本题)?答案\s*(?:应该|应当|应|就|可能|最可能|只能|当|则|即)?\s*(?:是|为|為|选|選)?", True, ("答案",)),
 ]
 _STRONG = _ANSWER + [
-    (r"\bI(?:\s+would|\s+will|'d|'ll)?(?:\s+(?:have\s+to|therefore|thus|then|definitely))?\s+"
-     r"(?:choose|pick|select|go\s+with|opt\s+for)\b", False, ("choose", "pick", "select", "go with", "opt for")),
+    ((r"\bI(?:\s+would|\s+will|'d|'ll)?(?:\s+(?:have\s+to|therefore|thus|then|definitely))?\s+"
+      r"(?:choose|pick|select|go\s+with|opt\s+for)\b"), False, ("choose", "pick", "select", "go with", "opt for")),
     (r"\bmy\s+(?:final\s+)?(?:choice|pick|selection)\s+(?:is|would\s+be|will\s+be)\b", False, ("my ",)),
     (r"\b(?:final\s+)?(?:choice|selection)\s*:|\bfinal\s+(?:option|pick)\s*:|\b(?:my|our|the)\s+conclusion\s+is\s*:?", False,
      ("choice", "selection", "final", "conclusion")),
     (r"\bletter(?:\s+number(?:ing)?)?(?:\s+of\s+(?:the\s+)?final\s+option)?\s*:", False, ("letter",)),
     (r"\b(?:which|that)\s+(?:is|corresponds\s+to|matches)\s+(?=(?:option|choice)\b)", False, ("which", "that")),
-    (r"\b(?:best|most\s+(?!un|in[^t]|least)[a-z]+|correct|right|optimal|ultimate|likeliest|only\s+correct|final)\b"
-     r"[^.!?\n:;]{0,80}?\b(?:is|are|would\s+be|will\s+be|should\s+be|seems\s+to\s+be|appears\s+to\s+be|remains|must\s+be)\b"
-     r"\s*:?", False, ("best", "most", "correct", "right", "optimal", "ultimate", "likeliest", "final")),
+    ((r"\b(?:best|most\s+(?!un|in[^t]|least)[a-z]+|correct|right|optimal|ultimate|likeliest|only\s+correct|final)\b"
+      r"[^.!?\n:;]{0,80}?\b(?:is|are|would\s+be|will\s+be|should\s+be|seems\s+to\s+be|appears\s+to\s+be|remains|must\s+be)\b"
+      r"\s*:?"), False, ("best", "most", "correct", "right", "optimal", "ultimate", "likeliest", "final")),
     (r"(?<![不未没非可供])(?<!不能)(?<!不应)(?<!不可)(?<!不会)(?<!没有)(?:故|应|应该|应当|所以|因此|因而|则|即|我|我们|最终|只能|都|可以)?选(?:择|定)?(?![项項出修手举民票取用好])", False, ("选",)),
-    (r"(?<!不)(?:最(?!后|初|先|近)|正确|错误|不正确|符合|合适|恰当|准确|唯一)(?:(?!原因|理由|在于|因为)[^,，。；;!?！？\n]){0,20}?(?:是|为|為)"
-     r"\s*[:：]?", False,
+    ((r"(?<!不)(?:最(?!后|初|先|近)|正确|错误|不正确|符合|合适|恰当|准确|唯一)(?:(?!原因|理由|在于|因为)[^,，。；;!?！？\n]){0,20}?(?:是|为|為)"
+      r"\s*[:：]?"), False,
      ("最", "正确", "错误", "符合", "合适", "恰当", "准确", "唯一")),
     (r"(?:选择|回答|回复)(?:应该|应当|应|就|可能)?(?:是|为)", False, ("选择", "回答", "回复")),
     (r"(?:正确|最佳|最终|最合适的?|正确的)(?:选项|答案|选择|答)\s*[:：]|\b(?:correct|best|final|right)\s+(?:options?|choices?)\s*:",

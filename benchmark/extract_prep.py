@@ -8,14 +8,14 @@ import re
 from benchmark.extract_base import clean
 
 # Reasoning blocks: <think>, <thinking>, <reasoning>, Kimi's ◁think▷.
-_OPEN = re.compile(r"<(?:think|thinking|reasoning)>|◁think▷", re.I)
-_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>|◁/think▷", re.I)
-_BLOCK = re.compile(r"(?:<(think|thinking|reasoning)>.*?</\1>|◁think▷.*?◁/think▷)", re.I | re.S)
+_OPEN = re.compile(r"<(?:think|thinking|reasoning)>|◁think▷", re.IGNORECASE)
+_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>|◁/think▷", re.IGNORECASE)
+_BLOCK = re.compile(r"(?:<(think|thinking|reasoning)>.*?</\1>|◁think▷.*?◁/think▷)", re.IGNORECASE | re.DOTALL)
 # Markup that carries no answer: HTML-ish formatting tags and GAOKAO's end-of-part tags.
-_TAGS = re.compile(r"</?(?:sub|sup|span|br|p|div|b|i|u|em|strong|font|center)\b[^<>\n]{0,60}>", re.I)
-_END_TAGS = re.compile(r"<(?:eoa|eoe|eos)>", re.I)
+_TAGS = re.compile(r"</?(?:sub|sup|span|br|p|div|b|i|u|em|strong|font|center)\b[^<>\n]{0,60}>", re.IGNORECASE)
+_END_TAGS = re.compile(r"<(?:eoa|eoe|eos)>", re.IGNORECASE)
 # Maths: $$..$$, \[..\], \(..\), and $..$ (not currency: "$70.83, $113.33" has no closing "$" before a space).
-_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$(?=[^\s$])([^$\n]{1,300}?)(?<=\S)\$(?!\d)", re.S)
+_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$(?=[^\s$])([^$\n]{1,300}?)(?<=\S)\$(?!\d)", re.DOTALL)
 _BOXED = re.compile(r"\\boxed\s*\{")
 _WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mathit|textit|operatorname)\s*\{([^{}]*)\}")
 # What maths may be unwrapped to: an option code, codes, or a code with its text ("$C. 4$").
@@ -24,7 +24,7 @@ MATH_MASK = " ⟨math⟩ "
 MATH_LETTER = "\u2062"
 BOXED_MARK = "\nFinal answer: "
 
-_JSON_ANSWER = re.compile(r'"answer"\s*:\s*("(?:[^"\\]|\\.)*"|\[[^\]]*\])', re.I)
+_JSON_ANSWER = re.compile(r'"answer"\s*:\s*("(?:[^"\\]|\\.)*"|\[[^\]]*\])', re.IGNORECASE)
 
 
 def prepare(response: str | None, finish_reason: str | None = None) -> str | None:

@@ -18,7 +18,7 @@ _REF = re.compile(
     r"(?:\(\s*(?P<p>[A-Za-z]|\d{1,3})\s*\)|\[(?P<b>[A-Za-z]|\d{1,3})\]"
     r"|(?P<run>[A-Z]{2,5})(?![A-Za-z0-9'’])|(?P<c>[A-Za-z]|\d{1,3})(?![A-Za-z0-9'’]))"
     r"(?:\s*(?:选项|選項|项|項))?",
-    re.I,
+    re.IGNORECASE,
 )
 # Skipped before a reference: spaces, punctuation, closing brackets, emoji and other symbols.
 _LEAD = re.compile(r"[\s:=\-—>»\]】)'\"“”‘’「」『』,.。…·•~_|⟩\u2060-\u206f\u2600-\u27bf\ufe0f\u200d\ufffd"
@@ -29,19 +29,19 @@ _SEP = re.compile(r"[\s.:)\]、\-—\"“”'‘’「」]*")
 _QUOTES = "\"“”'‘’「」『』 )]"  # closing marks after a restated text: "(b) \"text\"", "Option A (Lyon)"
 _MATH_AFTER = re.compile(r"\s*[=<>+^_*≤≥≠∈∪∩]|\((?=[A-Za-z0-9 ,.+\-*/^_]{1,12}\))|\s*\\")
 _JOIN = re.compile(r"\s*(?=\(\s*[A-Za-z]\s*\))|\s+(?=[A-Z](?:$|[^A-Za-z0-9'’]))|\s*[\"”’']?\s*(?:,\s*(?:and|or)\s+|,|、|/|&|;|\band\b|\bor\b|以及|和|与|及|或者|或|还是|跟)\s*"
-                   r"(?:(?:the\s+)?(?:options?|choices?)\s*|选项\s*)?[\"“‘']?", re.I)
+                   r"(?:(?:the\s+)?(?:options?|choices?)\s*|选项\s*)?[\"“‘']?", re.IGNORECASE)
 # Another parenthesised option joined to the first within the clause: "(b) Fear and (f) Pride".
 _PAREN_JOIN = re.compile(r"[^.。;!?\n]{0,60}?(?:\band\b|\bor\b|以及|和|与|及|或|、|,)\s*(?:option\s*|选项\s*)?"
-                         r"\(\s*([A-Za-z])\s*\)", re.I)
+                         r"\(\s*([A-Za-z])\s*\)", re.IGNORECASE)
 NEGATED_AFTER = re.compile(
     r"\s*(?:is|are|was|were|seems|would\s+be|should\s+be|can\s+be)?\s*(?:also\s+)?(?:not\b|incorrect|wrong|"
     r"false|invalid|eliminated|ruled\s+out|unlikely|inappropriate|less\b)"
     r"|\s*(?:是|为|也|就|都)?\s*(?:错误|不正确|不对|错的|错|不符合|不合理|不是|排除|不可能|不恰当|不妥|有误|不选)",
-    re.I,
+    re.IGNORECASE,
 )
 # After "A" or "I", these words mean the letter is an option talked about ("A is correct"), not a word.
 CLAIM_WORDS = frozenset(
-    "is was or and nor vs versus because since as seems would fits matches best looks appears".split()
+    ["is", "was", "or", "and", "nor", "vs", "versus", "because", "since", "as", "seems", "would", "fits", "matches", "best", "looks", "appears"]
 )
 _NEXT_WORD = re.compile(r"\s+([a-z]+)")
 CODE_LED = re.compile(r"\s*(?:[-•]\s+)?(?:\(\s*([A-Za-z])\s*\)|([A-Za-z])\s*[.):、](?!\d))")
@@ -53,12 +53,16 @@ def is_word(tok: str, s: str, end: int) -> bool:
     if tok.isdigit() or not (tok.islower() or tok in "AI"):
         return False
     w = _NEXT_WORD.match(s, end)
-    return bool(w) and w[1] not in CLAIM_WORDS
+    return w is not None and w[1] not in CLAIM_WORDS
+
+
+def _end(m: re.Match[str] | None, pos: int) -> int:
+    return m.end() if m else pos  # the patterns match the empty string: never None
 
 
 def lead_skip(text: str, pos: int) -> int:
     """Past the punctuation before a reference, but never past the end of a sentence ("答案。选项B")."""
-    end = _LEAD.match(text, pos).end()
+    end = _end(_LEAD.match(text, pos), pos)
     stop = _SENTENCE_END.search(text, pos, end)
     return stop.start() if stop else end
 
@@ -97,7 +101,7 @@ def one_ref(text: str, pos: int, ch: Choices) -> Read:
 def _consume_text(text: str, end: int, i: int, ch: Choices) -> Read:
     """Skip the option's own text after its code; another option's text there contradicts the code."""
     t = ch.folded[i]
-    s = _SEP.match(text, end).end()
+    s = _end(_SEP.match(text, end), end)
     if t:
         span = text[s:s + len(t) + 4]
         if fold(span[:len(t)]) == t:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmark.extract import Choices, codes_for, extract_multi, extract_single, fold
+from tests.benchmark.extract_helpers import code_read
 
 ABCD = Choices(["The grandfather", "The grandson", "Can't be determined", "Nobody"])
 SENTIMENT = Choices(["Positive", "Negative"])
@@ -13,8 +14,7 @@ EMOTIONS = Choices(["admiration", "joy", "surprise", "neutral", "other-positive"
 
 
 def single(text, ch=ABCD):
-    i = extract_single(text, ch)
-    return None if i is None else ch.codes[i]
+    return code_read(text, ch)
 
 
 @pytest.mark.parametrize(
@@ -205,8 +205,8 @@ def test_multi_word_label_kept_whole():
 
 # ------------------------------------------------------------------ properties
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 option_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20)
 

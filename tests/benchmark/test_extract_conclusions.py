@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.extract import Choices, extract_single
+from benchmark.extract import Choices
+from tests.benchmark.extract_helpers import code_read
 
 FRUIT = Choices(["apple", "banana", "cherry", "date"])
 CODES = Choices(["\u2063a\u2063", "\u2063b\u2063", "\u2063c\u2063", "\u2063d\u2063"])  # texts unknown
@@ -13,8 +14,7 @@ TEN = Choices([f"choice {k}" for k in range(10)])
 
 
 def single(text, ch=FRUIT):
-    i = extract_single(text, ch)
-    return None if i is None else ch.codes[i]
+    return code_read(text, ch)
 
 
 @pytest.mark.parametrize(

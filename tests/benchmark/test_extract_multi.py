@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.extract import Choices, extract_multi, extract_single
+from benchmark.extract import Choices, extract_single
+from tests.benchmark.extract_helpers import codes_read
 
 METALS = Choices(["iron", "copper", "sulphur", "zinc", "oxygen"])
 FOUR = Choices(["w", "x", "y", "z"])  # placeholder texts: only codes can be read
 
 
 def multi(text, ch=METALS):
-    got = extract_multi(text, ch)
-    return None if got is None else "".join(ch.codes[i] for i in sorted(got))
+    return codes_read(text, ch)
 
 
 @pytest.mark.parametrize(

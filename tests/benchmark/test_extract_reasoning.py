@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.extract import Choices, extract_multi, extract_single
+from benchmark.extract import Choices, extract_multi
+from tests.benchmark.extract_helpers import code_read
 
 CAPITALS = Choices(["Lyon", "Paris", "Marseille", "Nice"])
 TEN = Choices([f"{k} kg" for k in range(10, 110, 10)])  # A..J
 
 
 def single(text, ch=CAPITALS, **kw):
-    i = extract_single(text, ch, **kw)
-    return None if i is None else ch.codes[i]
+    return code_read(text, ch, **kw)
 
 
 @pytest.mark.parametrize(
@@ -30,8 +30,8 @@ def single(text, ch=CAPITALS, **kw):
         ("**Answer: (B)**\n\n**Explanation:** Paris has been the capital since 987.", "B"),
         ("The correct answer is **(B)**.\n\nHere's why:\n* **(A)** is incorrect: Lyon is a regional capital.", "B"),
         ("根据分析，正确答案是 **B**。", "B"),
-        ("So B.\n</think>\n\nThe correct answer is **B. Paris**.\n\n- **Option A (Lyon)** is incorrect.\n"
-         "- **Option C (Marseille)** is a port.\n\nThus, the correct choice is B.", "B"),
+        (("So B.\n</think>\n\nThe correct answer is **B. Paris**.\n\n- **Option A (Lyon)** is incorrect.\n"
+         "- **Option C (Marseille)** is a port.\n\nThus, the correct choice is B."), "B"),
         ("Answer: A\n\nWait, let me reconsider: Lyon was never the capital. The answer is B.", "B"),
     ],
 )
