@@ -45,6 +45,7 @@ CLAIM_WORDS = frozenset(
 )
 _NEXT_WORD = re.compile(r"\s+([a-z]+)")
 CODE_LED = re.compile(r"\s*(?:[-•]\s+)?(?:\(\s*([A-Za-z])\s*\)|([A-Za-z])\s*[.):、](?!\d))")
+_INLINE_LED = re.compile(r"(?:^|[;；。.,，\s])\(?([A-Z])[.)、](?!\d)")
 _OTHER_CODE = re.compile(r"\(\s*([A-Za-z])\s*\)|(?<![A-Za-z0-9\\'’])([A-Z])(?![A-Za-z0-9'’])|选项\s*([A-Za-z])")
 
 
@@ -142,7 +143,19 @@ def read_claim(text: str, pos: int, ch: Choices, skip: bool = True) -> Read:
     listed = _listed_lines(text, p, end, ch)
     if listed is not None:
         return listed, end
+    if len(picked) == 1 and _walks_inline(text, p, ch):
+        return NOMATCH, end
     return frozenset(picked), end
+
+
+def _walks_inline(text: str, start: int, ch: Choices) -> bool:
+    """"A. ...正确; B. ...正确; C. ...错误" on one line walks through the options: no claim."""
+    if not CODE_LED.match(text, start):
+        return False
+    line_end = text.find("\n", start)
+    line = text[start:line_end if line_end >= 0 else len(text)]
+    others = {m[1] for m in _INLINE_LED.finditer(line, 2)} - {line.lstrip("( ")[:1].upper()}
+    return len({c for c in others if ch.code(c) is not None}) >= 2
 
 
 def _listed_lines(text: str, start: int, end: int, ch: Choices) -> frozenset | int | None:

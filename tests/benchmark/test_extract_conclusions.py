@@ -87,6 +87,12 @@ def test_the_last_conclusion_wins_over_an_early_answer_line():
     assert single(text, CODES) == "C"
 
 
+def test_an_answer_line_that_walks_through_the_options_is_no_claim():
+    text = ("Answer: A. apples are red, correct; B. bananas are yellow, correct; C. cherries are blue, wrong; "
+            "D. dates are brown, correct. Therefore, the correct answer is C.")
+    assert single(text, CODES) == "C"
+
+
 def test_disagreeing_conclusions_without_a_revision_are_no_answer():
     assert single("The answer is (A).\n\nFinal Answer: The answer is (C).") is None
     assert single("答案是B。\n\n综上，正确答案为C。") is None
