@@ -25,7 +25,8 @@ Single answer:
    followed by another option's text, a code no option has, or several options ("(b) Fear and
    (f) Pride", "B、D", "B D", "BD", an option list on the next lines) make the claim unclear; a
    mention negated after it ("D错误", "(a) is incorrect") is no claim; a list that echoes every
-   option is skipped. Heads inside a hypothesis ("if the answer is A"), someone else's view
+   option, or a walk through the options after the head ("Answer: A. ...; B. ...; C. ..."), is
+   skipped. Heads inside a hypothesis ("if the answer is A"), someone else's view
    ("the hint says the answer is A") or a quotation are not claims. The last claim decides; an
    earlier claim that disagrees makes the response unclear (None), unless a revision cue
    ("wait", "on second thought", "重新考虑") stands between them or the later claim narrows it
