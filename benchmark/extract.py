@@ -209,5 +209,6 @@ def _pieces(piece: str, ch: Choices) -> list[int] | None:
                     break  # prose, not a list: stop at the first word that is no option
                 idx.append(j)
             else:
-                return idx
+                # "A. iron B. copper" names options twice (code and text): an echo of the options
+                return None if len(set(idx)) < len(idx) and len(set(idx)) > 1 else idx
     return None

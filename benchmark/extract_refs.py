@@ -123,6 +123,7 @@ def read_claim(text: str, pos: int, ch: Choices, skip: bool = True) -> Read:
     if not isinstance(got, frozenset):
         return got, end
     picked = set(got)
+    with_text = _has_text(text, p, end)
     while True:
         j = _JOIN.match(text, end)
         if not j:
@@ -133,7 +134,10 @@ def read_claim(text: str, pos: int, ch: Choices, skip: bool = True) -> Read:
         if not isinstance(nxt, frozenset) or NEGATED_AFTER.match(text, e):
             break  # "B, and A is wrong": the list ends before the negated option
         picked |= nxt
+        with_text = with_text and _has_text(text, j.end(), e)
         end = e
+    if with_text and len(picked) == len(ch.codes) > 2:
+        return NOMATCH, end  # "A. iron B. copper C. ..." echoes the options
     pj = _PAREN_JOIN.match(text, end)
     if pj and (k := ch.code(pj[1])) is not None and not NEGATED_AFTER.match(text, pj.end()):
         picked.add(k)
@@ -146,6 +150,11 @@ def read_claim(text: str, pos: int, ch: Choices, skip: bool = True) -> Read:
     if len(picked) == 1 and _walks_inline(text, p, ch):
         return NOMATCH, end
     return frozenset(picked), end
+
+
+def _has_text(text: str, start: int, end: int) -> bool:
+    m = _REF.match(text, start)
+    return m is not None and end > m.end()
 
 
 def _walks_inline(text: str, start: int, ch: Choices) -> bool:

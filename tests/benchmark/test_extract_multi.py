@@ -37,6 +37,7 @@ def multi(text, ch=METALS):
         ('{"answer": ["A", "D"]}', "AD"),
         ("A, B, and D are correct.", "ABD"),
         ("Answer: (A)(B)(D)", "ABD"),
+        ("Answer: A, B, C, D, E", "ABCDE"),
         ("答案：A B D", "ABD"),
         ("正确选项：A、D", "AD"),
         ("Correct options: A, D", "AD"),
@@ -59,6 +60,7 @@ def test_multi_accepts(text, expected):
         "The answer is BD.\n\nFinal answer: AC.",  # two lists, no revision between
         "【答案】无正确答案 <eoa>",
         "None of the options is a metal.",
+        "A. iron B. copper C. sulphur D. zinc E. oxygen",  # the options echoed
     ],
 )
 def test_multi_rejects(text):
