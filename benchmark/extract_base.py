@@ -9,12 +9,12 @@ from difflib import SequenceMatcher
 NOMATCH = -1  # this rule says nothing; try the next
 BAD = -2  # the response claims something unusable (several options, or a code no option has)
 
-_STRIP_MARKS = str.maketrans({"*": None, "`": None, "\u200b": None, "\ufeff": None, "#": None})
+_STRIP_MARKS = str.maketrans({"*": None, "`": None, "\u200b": None, "\ufeff": None})
 DECOR = " \t\r\n\"'“”‘’「」『』()[]【】<>《》.。,:;!?_~-—•"
 
 
 def clean(text: str) -> str:
-    """Full-width forms folded (NFKC), markdown emphasis/code/heading marks removed, trimmed."""
+    """Full-width forms folded (NFKC), markdown emphasis/code marks removed, trimmed."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     return text.translate(_STRIP_MARKS).strip()

@@ -21,7 +21,7 @@ _REF = re.compile(
     re.IGNORECASE,
 )
 # Skipped before a reference: spaces, punctuation, closing brackets, emoji and other symbols.
-_LEAD = re.compile(r"[\s:=\-—>»\]】)'\"“”‘’「」『』,.。…·•~_|⟩\u2060-\u206f\u2600-\u27bf\ufe0f\u200d\ufffd"
+_LEAD = re.compile(r"[\s:=\-—>»#\]】)'\"“”‘’「」『』,.。…·•~_|⟩\u2060-\u206f\u2600-\u27bf\ufe0f\u200d\ufffd"
                    r"\U0001F000-\U0001FFFF]*")
 _LOWER_END = re.compile(r"\s*(?:[.)\]:;!]|$|\n)")
 _SENTENCE_END = re.compile(r"。|(?<!\.)\.(?!\.)")

@@ -27,6 +27,7 @@ def single(text, ch=CAPITALS, **kw):
         ("The result follows.\n\\[\n\\boxed{\\text{C}}\n\\]", "C"),
         ("$\\boxed{D}$", "D"),
         ("Each option was checked above.\n\nFinal Answer: B", "B"),
+        ("Each option was checked above.\n\n### Answer\n\n### B", "B"),
         ("**Answer: (B)**\n\n**Explanation:** Paris has been the capital since 987.", "B"),
         ("The correct answer is **(B)**.\n\nHere's why:\n* **(A)** is incorrect: Lyon is a regional capital.", "B"),
         ("根据分析，正确答案是 **B**。", "B"),
