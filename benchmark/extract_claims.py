@@ -1,12 +1,13 @@
 """Where a response states its answer, English and Chinese, and which statement decides.
 
 Claims come in two strengths. Strong: answer markers, choosing verbs, superlative or
-"correct option" conclusions, a superlative said of an option, a bare first or last line, the
-line before an analysis header. Weak (used only without a strong one, and only when every weak
-claim agrees): a conclusion connective or a bare verdict on one option ("因此C选项正确",
-"Therefore, (b) is correct"). The last strong claim decides; an earlier one that disagrees makes
-the response unclear unless a revision cue ("wait", "on second thought", "重新考虑") stands
-between them.
+"correct option" conclusions, a superlative said of an option, a bare first line, a lone code
+or bare option as last line, the option line before an analysis header or after "…是：".
+Weak: a verdict on one option ("因此C选项正确", "Therefore, (b) is correct"); they decide only
+without a strong claim, when one is in a conclusion (or the first line) and every positive
+verdict agrees. The last strong claim decides; an earlier one that disagrees makes the
+response unclear unless a revision cue ("wait", "on second thought", "重新考虑") stands between
+them or the later claim narrows the earlier ("C or D" ... "C").
 """
 
 from __future__ import annotations

@@ -64,6 +64,7 @@ def single(text, ch=ABCD):
         ("Use the form `Answer: X`.\nAnswer: B", "B"),  # format sentence echoed
         ("请只回答所选选项的字母，格式为“答案：X”。\n答案：D", "D"),
         ("B\n\nThe answer is clearly the grandson.", "B"),
+        ("B\n\nOn reflection the answer is A.", "A"),  # a revision: the later claim stands
     ],
 )
 def test_single_accepts(text, expected):
