@@ -173,6 +173,9 @@ def _listed_lines(text: str, start: int, end: int, ch: Choices) -> frozenset | i
     ls = text.rfind("\n", 0, start) + 1
     if not CODE_LED.match(text, start if text[ls:start].strip(DECOR) else ls):
         return None
+    above = text[:ls].rstrip().rsplit("\n", 1)[-1]
+    if not text[ls:start].strip(DECOR) and above and CODE_LED.match(above):
+        return None  # an item inside a list or walk-through speaks for itself
     codes = []
     for line in text[start:].split("\n"):
         if not line.strip():
