@@ -78,8 +78,8 @@ _SENT_START = re.compile(r"[.。!！?？;；\n]")
 _CLAUSE_START = re.compile(r"[.。!！?？;；\n,，]")
 # A head inside a hypothesis, a report of someone else's view, or a quotation is not the model's claim.
 _NOT_OWN = re.compile(r"\b(?:if|suppose|supposing|assume|assuming|whether|hint\w*|suggest\w*|says|said|claim\w*|"
-                      r"according\s+to|states|stated|user|professor|expert|teacher|someone|others|student)\b|"
-                      r"如果|若|假如|假设|要是|是否|提示|声称|据说|有人|用户|老师|专家", _I)
+                      r"according\s+to|states|stated|told|mentioned|proposed|user|professor|expert|teacher|someone|others|student)\b|"
+                      r"如果|若|假如|假设|要是|是否|提示|暗示|声称|据说|你说|您说|有人|用户|老师|专家", _I)
 _REVISION = re.compile(r"\b(?:wait|actually|on\s+second\s+thought|on\s+reflection|correction|re-?consider\w*|re-?evaluat\w*|"
                        r"re-?examin\w*|if\s+(?:i|we|one)\s+(?:must|had\s+to|have\s+to|can\s+only)\s+(?:choose|pick|select)|re-?check\w*|double[- ]check\w*|upon\s+further|i\s+was\s+wrong|mistake)\b|"
                        r"等等|等一下|不对|重新(?:考虑|思考|分析|审视|检查|计算)|再次?(?:想|看|检查|考虑|分析)|如果(?:只能|必须)选(?:择)?一个|更正|纠正|修正|仔细(?:想想|检查|考虑)|反思",

@@ -67,6 +67,8 @@ def test_a_hint_or_quotation_is_not_the_models_answer():
     assert single('A user suggested that the answer is A.\n\nI disagree. The answer is B.') == "B"
     assert single('The question asks "is the answer A?"; it is not. The correct option is B.') == "B"
     assert single("If the answer were A, Lyon would be the capital. So the answer is B.") == "B"
+    assert single("I was told the answer is A. Checking the history, the answer is B.") == "B"
+    assert single("提示说答案是A，但巴黎才是首都，所以答案是B。") == "B"
 
 
 def test_ten_options_and_letters_beyond_d():
