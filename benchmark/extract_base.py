@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from difflib import SequenceMatcher
@@ -10,6 +11,7 @@ NOMATCH = -1  # this rule says nothing; try the next
 BAD = -2  # the response claims something unusable (several options, or a code no option has)
 
 _STRIP_MARKS = str.maketrans({"*": None, "`": None, "\u200b": None, "\ufeff": None})
+_NUMBER = re.compile(r"[$€£¥]?\s*(-?\d[\d,]*(?:\.\d+)?)(?!\d|\.\d)")
 DECOR = " \t\r\n\"'“”‘’「」『』()[]【】<>《》.。,:;!?_~-—•"
 
 
@@ -78,7 +80,11 @@ class Choices:
         return len(f) >= 4 and len(f) <= 1.2 * len(t) + 4 and SequenceMatcher(None, f, t).ratio() >= 0.8
 
     def contradicts(self, i: int, fragment: str) -> bool:
-        """The fragment after code i is the text of another option ("A. <text of F>")."""
+        """The fragment after code i is the text of another option ("A. <text of F>"), or starts with
+        another number than option i's text does ("(C) 42" when C is 36)."""
+        got, own = _NUMBER.match(fragment.strip()), _NUMBER.match(self.folded[i])
+        if got and own and float(got[1].replace(",", "")) != float(own[1].replace(",", "")):
+            return True
         j = self.text_prefix(fragment)
         if j < 0 or j == i:
             return False

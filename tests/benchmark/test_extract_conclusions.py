@@ -107,6 +107,8 @@ def test_a_letter_whose_text_is_another_options_is_no_answer():
     assert single("The correct answer is:\nA. 18", NUMBERS) is None  # 18 is option C
     assert single("The answer is (b) cherry.") is None
     assert single("B. 21", NUMBERS) is None
+    assert single("The answer is (C) 42.", NUMBERS) is None  # C is 18
+    assert single("The answer is (C) 18.", NUMBERS) == "C"
 
 
 def test_negated_and_hypothetical_mentions_are_no_claims():
