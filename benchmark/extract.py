@@ -22,7 +22,8 @@ Single answer:
    line before the explanation, a lone code or bare option as last line, the option line
    before an analysis header ("解析：") or after "…是：". What follows the head is read as an
    option: its code in any of the forms above, "选项B", "B项", with its text skipped; a code
-   followed by another option's text, a code no option has, or several options ("(b) Fear and
+   followed by another option's text or another number than its own ("(C) 42", C being 36), a
+   code no option has, or several options ("(b) Fear and
    (f) Pride", "B、D", "B D", "BD", an option list on the next lines) make the claim unclear; a
    mention negated after it ("D错误", "(a) is incorrect") is no claim; a list that echoes every
    option, or a walk through the options after the head ("Answer: A. ...; B. ...; C. ..."), is
