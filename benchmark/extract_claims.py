@@ -125,7 +125,7 @@ def claims(text: str, ch: Choices, by_text: Callable[[str, int], frozenset | int
     if not ch.numeric:
         _verdicts(text, ch, add)
     _lines(text, ch, add, bare_lines=not multi)
-    return sorted(found.values())
+    return sorted(found.values(), key=lambda c: c.pos)
 
 
 def _verdicts(text: str, ch: Choices, add) -> None:
