@@ -88,6 +88,7 @@ _HEADER = re.compile(r"\s*[【\[]?(?:解析|分析|解答|详解|理由|解释|�
                      r"solution)\s*(?:[】\]]|[:：]|$)", _I)
 
 
+_RUNS_OK = re.compile(r"选|答案|answer|option|choice", _I)
 _COPULA_COLON = re.compile(r"(?:是|为|\bis|\bare|\bbe)\s*:\s*$", _I)
 
 
@@ -118,7 +119,8 @@ def claims(text: str, ch: Choices, by_text: Callable[[str, int], frozenset | int
         for m in rx.finditer(text):
             if not_own(text, m.start()):
                 continue
-            value, _ = read_claim(text, m.end(), ch)
+            runs = numeric_ok or bool(_RUNS_OK.search(m[0]))  # "答案：ACD", not "the longest side is AB"
+            value, _ = read_claim(text, m.end(), ch, runs=runs)
             if value == NOMATCH and by_text is not None:
                 value = by_text(text, m.end())
             add(m.start(), m.end(), value, True)
@@ -134,7 +136,7 @@ def _verdicts(text: str, ch: Choices, add) -> None:
     for m in _ANY_REF.finditer(text):
         if m.start() < covered:
             continue
-        value, end = read_claim(text, m.start(), ch, skip=False)
+        value, end = read_claim(text, m.start(), ch, skip=False, runs=False)
         if not isinstance(value, frozenset) or not_own(text, m.start()):
             continue
         covered = end

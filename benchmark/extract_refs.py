@@ -68,13 +68,14 @@ def lead_skip(text: str, pos: int) -> int:
     return stop.start() if stop else end
 
 
-def one_ref(text: str, pos: int, ch: Choices) -> Read:
-    """The option(s) named exactly at pos (no leading skip), with its text consumed when restated."""
+def one_ref(text: str, pos: int, ch: Choices, runs: bool = True) -> Read:
+    """The option(s) named exactly at pos (no leading skip), with its text consumed when restated.
+    runs: whether letters run together ("ACD") may be codes; elsewhere they are a name ("AB" a segment)."""
     m = _REF.match(text, pos)
     if not m:
         return NOMATCH, pos
     if m["run"]:
-        if ch.numeric or (m["run"].isupper() is False):
+        if ch.numeric or not runs or not m["run"].isupper():
             return NOMATCH, pos
         letters = m["run"]
         idx = [ch.code(c) for c in letters]
@@ -116,10 +117,10 @@ def _consume_text(text: str, end: int, i: int, ch: Choices) -> Read:
     return frozenset((i,)), end
 
 
-def read_claim(text: str, pos: int, ch: Choices, skip: bool = True) -> Read:
+def read_claim(text: str, pos: int, ch: Choices, skip: bool = True, runs: bool = True) -> Read:
     """The option list that starts at pos (after skipping punctuation): one option or several."""
     p = lead_skip(text, pos) if skip else pos
-    got, end = one_ref(text, p, ch)
+    got, end = one_ref(text, p, ch, runs)
     if not isinstance(got, frozenset):
         return got, end
     picked = set(got)
@@ -128,7 +129,7 @@ def read_claim(text: str, pos: int, ch: Choices, skip: bool = True) -> Read:
         j = _JOIN.match(text, end)
         if not j:
             break
-        nxt, e = one_ref(text, j.end(), ch)
+        nxt, e = one_ref(text, j.end(), ch, runs)
         if nxt == BAD:
             return BAD, e
         if not isinstance(nxt, frozenset) or NEGATED_AFTER.match(text, e):

@@ -101,6 +101,7 @@ def test_disagreeing_conclusions_without_a_revision_are_no_answer():
 def test_a_maths_variable_is_no_option_letter():
     assert single("设 $A=\\{x \\mid x>2\\}$，$B$ 为其补集，则 $A \\cup B = R$。") is None
     assert single("We have A = 3 and B = 4, so the hypotenuse is 5.") is None
+    assert single("In the right triangle the longest side is AB.\n\nThe answer is C.") == "C"
 
 
 def test_a_letter_whose_text_is_another_options_is_no_answer():
