@@ -41,9 +41,10 @@ Single answer:
 Numbered options (more than 26) are read by rule 1, answer markers and bare lines only.
 
 Multiple answers: the same claims, each read as a list (codes joined by , 、 / and 和 及 与 or
-run together "ACD", option texts, one option per line below a head); without claims, the first
-paragraph or line, then the last line, as a list where every piece must be an option. The same
-last-claim and disagreement rule applies.
+spaces, run together "ACD" after an answer or choosing head or alone on a line, option texts,
+one option per line below a head); without claims, the first paragraph or line, then the last
+line, as a list where every piece must be an option; an echo of every option with its text is
+no list. The same last-claim and disagreement rule applies.
 """
 
 from __future__ import annotations
