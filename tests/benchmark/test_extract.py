@@ -248,7 +248,7 @@ def test_requested_format_always_reads_back(n, data):
         ('{"answer": ["A", "B"]}', None),  # two claims in a single-answer question
         ('{"answer": "E"}', None),  # no such option
         ('{"answer": ""}', None),
-        ('{"answer": "B", "why": "the context"}', "B"),  # not the answer object: read as text, marker rule
+        ('{"answer": "B", "why": "the context"}', "B"),  # the answer field among others
     ],
 )
 def test_single_reads_json_answer_objects(text, expected):
