@@ -1,316 +1,183 @@
 """Strict answer extraction for choice questions: read what the model claimed, never guess.
 
-Before any rule: full-width forms are folded (NFKC), markdown ``*``/backticks
-removed, and a ``<think>...</think>`` reasoning block dropped. A response that is
-a JSON object ``{"answer": ...}`` (what a model held to a JSON schema returns,
-and what many models write unasked) is read as its answer value alone; a list
-there in a single-answer question claims several options -> None.
+Before any rule (extract_prep): a response cut off inside its reasoning is unanswered (None):
+``finish_reason="length"`` with no closed reasoning block, or a ``<think>`` never closed.
+``<think>...</think>`` blocks are dropped, and so is everything up to an orphan ``</think>``
+(the chat template opened it). Full-width forms are folded (NFKC), markdown marks, HTML tags
+and ``<eoa>``-style tags removed; ``\\boxed{X}`` becomes the line "Final answer: X"; maths
+``$C$``, ``$\\text{D}$`` is unwrapped when it holds only codes (or a code and its text), any
+other maths is masked, so a variable is never an option letter. A JSON object with an
+``answer`` field is read as that value alone.
 
-Single answer, rules in order (the first that yields something decides):
+Single answer:
 
-1. the whole (one-line) response is one option: its code ("B", "(B)", "B.",
-   "**B**", lower case allowed), its exact text, or code plus text ("B. Negative");
-2. answer markers ("Answer: B", "The answer is (B)", "答案：B", "答案是B"):
-   what follows each marker (a code, or an option's text; a code no option has,
-   such as an echoed "`Answer: X`", is skipped); markers that disagree, or
-   that disagree with a first line read as in rule 1 -> None;
-3. the first line alone, read as in rule 1 ("B\n\nbecause ...");
-4. free text: every stand-alone capital option letter is a claim, except "A"/"I"
-   used as an article or pronoun ("I think B" -> B, "A good point" is not A) and
-   negated mentions ("not A"); exactly one distinct claim -> it, else None.
+1. the whole one-line response is one option: its code ("B", "(b)", "**B**"), its text, or
+   code plus text ("B. Negative"; "B. <text of another option>" -> None);
+2. claims (extract_claims) where the response states its answer, English and Chinese:
+   answer markers ("Answer: B", "The answer is (B)", "答案：B", "【答案】B", "Final answer:",
+   ``\\boxed{}``), choosing ("I would choose C", "故选B", "应选C", "我选择(b)"), conclusions
+   ("the best/most appropriate response would be (d)", "正确选项为(d)", "最合适的选项是：D",
+   "错误的叙述是选项D", "Correct option: B", "which is option (a)"), a superlative said of an
+   option ("(c) is the correct answer", "B is the answer", "选项A是最合适的答案"), a bare first
+   line before the explanation, a lone code or bare option as last line, the option line
+   before an analysis header ("解析：") or after "…是：". What follows the head is read as an
+   option: its code in any of the forms above, "选项B", "B项", with its text skipped; a code
+   followed by another option's text or another number than its own ("(C) 42", C being 36), a
+   code no option has, or several options ("(b) Fear and
+   (f) Pride", "B、D", "B D", "BD", an option list on the next lines) make the claim unclear; a
+   mention negated after it ("D错误", "(a) is incorrect") is no claim; a list that echoes every
+   option, or a walk through the options after the head ("Answer: A. ...; B. ...; C. ..."), is
+   skipped. Heads inside a hypothesis ("if the answer is A"), someone else's view
+   ("the hint says the answer is A") or a quotation are not claims. The last claim decides; an
+   earlier claim that disagrees makes the response unclear (None), unless a revision cue
+   ("wait", "on second thought", "重新考虑") stands between them or the later claim narrows it
+   ("C or D" ... "C"). Weaker claims (a verdict on one option: "因此C选项正确", "Therefore, (b).")
+   count only without any of the above, when one is in a conclusion (or the first line) and
+   every positive verdict in the response agrees;
+3. a short one-line response (at most 200 characters) without claims: every stand-alone capital
+   option letter is a claim, except "A"/"I" as article or pronoun and negated mentions ("not A");
+   exactly one distinct claim -> it.
 
-Numbered options (more than 26) are read by rules 1-3 only: bare numbers in
-prose are too often counts. A lone code that names no option ("E" with four
-options) -> None. Letters glued to Chinese text still stand alone ("选B").
-The reference instead takes the first stand-alone letter anywhere ("I think B"
--> "I") and cannot produce lower-case codes.
+Numbered options (more than 26) are read by rule 1, answer markers and bare lines only.
 
-Multiple answers: the rest of an answer marker's line (or the lines below it
-when it ends the line), else the first paragraph or the first line; split on
-, ; / 、 (full-width too), then "and"/和/及/与/&, then spaces; every piece must be
-an option code or an option's exact text, else the response is unparseable
-(None). Markers giving different lists -> None.
+Multiple answers: the same claims, each read as a list (codes joined by , 、 / and 和 及 与 or
+spaces, run together "ACD" after an answer or choosing head or alone on a line, option texts,
+one option per line below a head); without claims, the first paragraph or line, then the last
+line, as a list where every piece must be an option; an echo of every option with its text is
+no list. The same last-claim and disagreement rule applies.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import unicodedata
-from typing import Sequence
 
-# Bump when any rule below changes: it is part of every choice dataset's scorer_version.
-EXTRACT_VERSION = "2"  # 2: JSON {"answer": ...} responses
+from benchmark.extract_base import BAD, DECOR, NOMATCH, Choices, clean, codes_for, fold
+from benchmark.extract_claims import claims, decide, not_own
+from benchmark.extract_prep import json_answer, prepare
+from benchmark.extract_refs import NEGATED_AFTER, is_word, lead_claim, lead_skip
 
-_NOMATCH = -1  # this rule says nothing; try the next
-_BAD = -2  # the response claims something unusable (two options, or a code no option has)
+__all__ = ["EXTRACT_VERSION", "Choices", "clean", "codes_for", "extract_multi", "extract_single", "fold"]
 
-_STRIP_MARKS = str.maketrans({"*": None, "`": None, "\u200b": None, "\ufeff": None})
-_DECOR = " \t\r\n\"'“”‘’「」『』()[]【】<>《》.。,:;!?_~-—•"
-_LEAD = " \t\r\n\"'“”‘’「」『』([【<《:=_~-•"
+# Bump when any rule changes: it is part of every choice dataset's scorer_version.
+EXTRACT_VERSION = "3"  # 3: conclusions and claims of real answers, reasoning traces, last claim decides
 
-_MARKER = re.compile(
-    r"(?:\banswers?(?![a-z])(?:\s*(?:is|would\s+be|should\s+be))?|答案\s*(?:应该是|應為|应为|是|为|為)?)\s*[:=]?",
-    re.I,
-)
-_OPTION_WORD = re.compile(r"(?:option|choice|选项|選項)\s*", re.I)
-_LEAD_CODE = re.compile(r"([A-Za-z]|\d{1,3})(?![A-Za-z0-9])")
-_CODE_THEN_TEXT = re.compile(r"\(?([A-Za-z]|\d{1,3})\s*[.)\]:、]\s*(\S[^\n]*)")  # one line only
-_FREE_LETTER = re.compile(r"(?<![A-Za-z0-9'’])([A-Z])(?![A-Za-z0-9'’])")
-_REASONING = re.compile(r"<think>.*?</think>", re.S | re.I)
-_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
-_NEXT_WORD = re.compile(r"\s+([a-z]+)")
-_NEGATED = re.compile(r"(?:\bnot|n't|不是|并非|並非|非)\s*(?:option\s*|选项\s*)?[(\[]?\s*$", re.I)
-_PUNCT_SPLIT = re.compile(r"[,;/|、]")
-_WORD_SPLIT = re.compile(r"\s+and\s+|\s*(?:和|以及|及|与|&)\s*", re.I)
-_SPACE_SPLIT = re.compile(r"\s+")
-# After a capital A or I, these words mean the letter is an option being talked about
-# ("A is correct", "A or B"), not the article "A" or the pronoun "I".
-_CLAIM_WORDS = frozenset(
-    "is was or and nor vs versus because since as seems would fits matches best looks appears".split()
-)
+_FREE_LETTER = re.compile(r"(?<![A-Za-z0-9'’\\\u2062])([A-Z])(?![A-Za-z0-9'’])")
+_NEGATED = re.compile(r"(?:\bnot|n't|不是|并非|並非|非|不选)\s*(?:option\s*|选项\s*)?[(\[]?\s*$", re.IGNORECASE)
+_FREE_TEXT_MAX = 200
+_SIMPLE = re.compile(r"(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?\s*\(?([A-Z]|\d{1,3})\)?\.?"
+                     r"|答案\s*(?:是|为)?\s*:?\s*\(?([A-Z]|\d{1,3})\)?[.。]?", re.IGNORECASE)
 
 
-def clean(text: str) -> str:
-    """Full-width forms folded (NFKC), markdown emphasis/code marks removed, trimmed."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
-    return text.translate(_STRIP_MARKS).strip()
-
-
-def _response(text: str | None) -> str:
-    """A response ready for the rules: cleaned, and without a reasoning block (<think>...</think>)."""
-    if not text:
-        return ""
-    text = clean(text)
-    if "<think>" in text.lower():
-        text = _REASONING.sub("", text).strip()
-    return text
-
-
-def _json_answer(text: str) -> str | list[str] | None:
-    """The value of a JSON object response ``{"answer": ...}`` (str or list of str), else None."""
-    body = text[4:].lstrip() if text[:4].lower() == "json" else text  # a ```json fence, backticks already gone
-    if not (body.startswith("{") and body.endswith("}")):
-        return None
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(doc, dict) or len(doc) != 1:
-        return None
-    (key, value), = doc.items()
-    if key.casefold() != "answer":
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return value
-    return None
-
-
-def fold(text: str) -> str:
-    """Comparison form of an option text or a response fragment."""
-    return " ".join(clean(text).strip(_DECOR).casefold().split())
-
-
-def codes_for(n: int) -> tuple[str, ...]:
-    """Option codes: letters A.. for up to 26 options, else numbers 1.. (never lower-case letters)."""
-    if n <= 26:
-        return tuple(chr(65 + i) for i in range(n))
-    return tuple(str(i + 1) for i in range(n))
-
-
-class Choices:
-    """The options of one question, indexed for extraction."""
-
-    __slots__ = ("codes", "numeric", "_by_code", "_by_text", "_texts_longest_first")
-
-    def __init__(self, texts: Sequence[str]):
-        self.codes = codes_for(len(texts))
-        self.numeric = len(texts) > 26
-        self._by_code = {c: i for i, c in enumerate(self.codes)}
-        by_text: dict[str, int] = {}
-        for i, t in enumerate(texts):
-            k = fold(t)
-            if k:
-                by_text[k] = _BAD if k in by_text else i  # two options with one text name neither
-        self._by_text = by_text
-        self._texts_longest_first = sorted(((k, i) for k, i in by_text.items() if i >= 0), key=lambda t: -len(t[0]))
-
-    def code(self, token: str) -> int | None:
-        return self._by_code.get(token.upper())
-
-    def text(self, fragment: str) -> int | None:
-        return self._by_text.get(fold(fragment))
-
-    def lookup(self, token: str) -> int | None:
-        i = self.code(token)
-        return i if i is not None else self.text(token)
-
-    def text_prefix(self, fragment: str) -> int:
-        f = fold(fragment)
-        for k, i in self._texts_longest_first:
-            if f.startswith(k) and (len(f) == len(k) or not f[len(k)].isalnum()):
-                return i
-        return _NOMATCH
+def _one(value) -> int:
+    if isinstance(value, frozenset):
+        return next(iter(value)) if len(value) == 1 else BAD
+    return value
 
 
 # ---------------------------------------------------------------- single answer
 
 
-def extract_single(response: str | None, choices: Choices) -> int | None:
+def extract_single(response: str | None, choices: Choices, *, finish_reason: str | None = None) -> int | None:
     """Index of the one option the response claims, or None."""
-    text = _response(response)
+    text = prepare(response, finish_reason)
     if not text:
         return None
-    value = _json_answer(text)
+    value = json_answer(text)
     if value is not None:
         if isinstance(value, list):
             if len(value) != 1:
                 return None
             value = value[0]
-        r = _whole(value, choices)
+        r = _one(lead_claim(value.strip(), choices, strict=False)) if value.strip(DECOR) else NOMATCH
         return r if r >= 0 else None
-    r = _whole(text, choices)
-    if r == _NOMATCH:
-        r = _after_markers(text, choices)
-        if "\n" in text:
-            first = _first_line(text, choices)
-            if r == _NOMATCH:
-                r = first
-            elif r >= 0 and first >= 0 and first != r:
-                r = _BAD  # "B\n... the answer is A"
-    if r == _NOMATCH and not choices.numeric:
+    r = NOMATCH
+    if "\n" not in text:
+        simple = _SIMPLE.fullmatch(text)  # the requested format, read without the general rules
+        if simple and (i := choices.code(simple[1] or simple[2])) is not None:
+            return i
+        r = _one(lead_claim(text, choices, strict=False))
+    if r == NOMATCH:
+        r = _one(decide(claims(text, choices, lambda t, e: _single_text(t, e, choices)), text))
+    if r == NOMATCH and not choices.numeric and len(text) <= _FREE_TEXT_MAX and "\n" not in text:
         r = _free_text(text, choices)
     return r if r >= 0 else None
 
 
-def _whole(text: str, ch: Choices) -> int:
-    t = text.strip(_DECOR)
-    if not t:
-        return _NOMATCH
-    i = ch.text(t)
-    if i is not None:
-        return i
-    if (t.isdigit() and len(t) <= 3) if ch.numeric else (len(t) == 1 and t.isalpha()):
-        i = ch.code(t)
-        return _BAD if i is None else i
-    m = _CODE_THEN_TEXT.fullmatch(text.strip())
-    if m:
-        i = ch.code(m[1])
-        if i is None:
-            return _NOMATCH
-        j = ch.text(m[2])
-        # "B. <text of option A>" claims two different options.
-        return i if j is None or j == i else _BAD
-    return _NOMATCH
-
-
-def _first_line(text: str, ch: Choices) -> int:
-    lines = [line.strip() for line in text.split("\n") if line.strip()]
-    r = _whole(lines[0], ch)
-    if r >= 0:
-        # "A. ...\nB. ..." lists the options instead of choosing one.
-        listed = {ch.code(m[1]) for line in lines[1:] if (m := _CODE_THEN_TEXT.match(line))}
-        if listed - {None, r}:
-            return _BAD
-    return r
-
-
-def _lead(segment: str, ch: Choices) -> int:
-    """Read the option a marker's following text starts with."""
-    s = segment.lstrip(_LEAD)
-    w = _OPTION_WORD.match(s)
-    if w:
-        s = s[w.end():]
-    m = _LEAD_CODE.match(s)
-    if m:
-        tok = m[1]
-        if tok.isdigit() == ch.numeric and not _is_word(tok, s, m.end()):
-            # A code no option has is ignored, not fatal: it is often the format
-            # sentence echoed back ("in the form `Answer: X`").
-            i = ch.code(tok)
-            return _NOMATCH if i is None else i
-    return ch.text_prefix(s.split("\n", 1)[0])
-
-
-def _is_word(tok: str, s: str, end: int) -> bool:
-    """A letter followed by a lower-case word is English ("a good", "I think"), not a code."""
-    if tok.isdigit() or not (tok.islower() or tok in "AI"):
-        return False
-    w = _NEXT_WORD.match(s, end)
-    return bool(w) and w[1] not in _CLAIM_WORDS
-
-
-def _after_markers(text: str, ch: Choices) -> int:
-    found = {_lead(text[m.end():], ch) for m in _MARKER.finditer(text)}
-    found.discard(_NOMATCH)
-    if not found:
-        return _NOMATCH
-    if _BAD in found or len(found) > 1:
-        return _BAD
-    return found.pop()
+def _single_text(text: str, end: int, ch: Choices) -> frozenset | int:
+    """An option's text after a head ("Answer: negative, since ...")."""
+    p = lead_skip(text, end)
+    i = ch.text_prefix(text[p:].split("\n", 1)[0])
+    return frozenset((i,)) if i >= 0 else NOMATCH
 
 
 def _free_text(text: str, ch: Choices) -> int:
-    claims = set()
+    found = set()
     for m in _FREE_LETTER.finditer(text):
         i = ch.code(m[1])
-        if i is None or _is_word(m[1], text, m.end()):
+        if i is None or is_word(m[1], text, m.end()):
             continue
-        if _NEGATED.search(text, max(0, m.start() - 12), m.start()):
+        if (_NEGATED.search(text, max(0, m.start() - 12), m.start()) or NEGATED_AFTER.match(text, m.end())
+                or not_own(text, m.start())):
             continue
-        claims.add(i)
-    if len(claims) == 1:
-        return claims.pop()
-    return _BAD if claims else _NOMATCH
+        found.add(i)
+    if len(found) == 1:
+        return found.pop()
+    return BAD if found else NOMATCH
 
 
 # ---------------------------------------------------------------- several answers
 
+_PUNCT_SPLIT = re.compile(r"[,;/|、]")
+_WORD_SPLIT = re.compile(r"\s+and\s+|\s*(?:和|以及|及|与|&)\s*", re.IGNORECASE)
+_SPACE_SPLIT = re.compile(r"\s+")
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 
-def extract_multi(response: str | None, choices: Choices) -> frozenset[int] | None:
+
+def extract_multi(response: str | None, choices: Choices, *, finish_reason: str | None = None) -> frozenset[int] | None:
     """Indices of every option the response lists, or None when any piece is not an option."""
-    text = _response(response)
+    text = prepare(response, finish_reason)
     if not text:
         return None
-    value = _json_answer(text)
+    value = json_answer(text)
     if value is not None:
         pieces = value if isinstance(value, list) else _PUNCT_SPLIT.split(value)
         out: set[int] = set()
         for piece in pieces:
-            i = choices.lookup(piece.strip(_DECOR))
+            i = choices.lookup(piece.strip(DECOR))
             if i is None or i < 0:
                 return None
             out.add(i)
         return frozenset(out) if out else None
-    parsed = {p for p in (_after_marker(text[m.end():], choices) for m in _MARKER.finditer(text)) if p is not None}
-    if not parsed:
-        # No usable marker: a bare list, on one line or one item per line.
-        para = _paragraph(text)
-        first = text.split("\n", 1)[0]
-        for block in (para, first) if para != first else (para,):
-            p = _list(block.replace("\n", ","), choices)
-            if p is not None:
-                return p
-    return parsed.pop() if len(parsed) == 1 else None
+    first = text.split("\n", 1)[0]
+    got = _list(first, choices) if "\n" not in text else None
+    if got is None:
+        found = decide(claims(text, choices, lambda t, e: _after_head(t, e, choices), multi=True), text)
+        if isinstance(found, frozenset):
+            return found
+        if found == BAD:
+            return None
+    if got is None:
+        para = _PARAGRAPH_BREAK.split(text.strip(), maxsplit=1)[0]
+        last = text.rsplit("\n", 1)[-1]
+        for block in dict.fromkeys((para, first, last)):
+            got = _list(block.replace("\n", ","), choices)
+            if got is not None:
+                break
+    return got
 
 
-def _after_marker(after: str, ch: Choices) -> frozenset[int] | None:
-    """The rest of the marker's line, or, when that is empty, the list on the next lines."""
-    line, _, rest = after.partition("\n")
-    if line.strip(_DECOR):
-        return _list(line, ch)
-    return _list(_paragraph(rest).replace("\n", ","), ch)
-
-
-def _paragraph(text: str) -> str:
-    return _PARAGRAPH_BREAK.split(text.strip(), maxsplit=1)[0]
+def _after_head(text: str, end: int, ch: Choices) -> frozenset | int:
+    """Option texts after a head: the rest of its line, or the paragraph below when the line ends there."""
+    line, _, rest = text[end:].partition("\n")
+    if line.strip(DECOR):
+        got = _list(line, ch)
+    else:
+        got = _list(_PARAGRAPH_BREAK.split(rest.strip(), maxsplit=1)[0].replace("\n", ","), ch)
+    return NOMATCH if got is None else got
 
 
 def _list(segment: str, ch: Choices) -> frozenset[int] | None:
-    s = segment.strip(_DECOR)
+    s = segment.strip(DECOR)
     if not s:
         return None
     out: set[int] = set()
@@ -323,15 +190,18 @@ def _list(segment: str, ch: Choices) -> frozenset[int] | None:
 
 
 def _pieces(piece: str, ch: Choices) -> list[int] | None:
-    """Options named by one separator-free piece: whole, else split on "and", else on spaces."""
-    piece = piece.strip(_DECOR)
+    """Options named by one separator-free piece: whole, code plus its text, else split on "and", else on spaces."""
+    piece = piece.strip(DECOR)
     if not piece:
         return []
     i = ch.lookup(piece)
     if i is not None:
         return [i] if i >= 0 else None
+    got = lead_claim(piece, ch, strict=True)
+    if isinstance(got, frozenset):
+        return list(got)
     for splitter in (_WORD_SPLIT, _SPACE_SPLIT):
-        parts = [p.strip(_DECOR) for p in splitter.split(piece)]
+        parts = [p.strip(DECOR) for p in splitter.split(piece)]
         parts = [p for p in parts if p]
         if len(parts) > 1:
             idx = []
@@ -341,5 +211,6 @@ def _pieces(piece: str, ch: Choices) -> list[int] | None:
                     break  # prose, not a list: stop at the first word that is no option
                 idx.append(j)
             else:
-                return idx
+                # "A. iron B. copper" names options twice (code and text): an echo of the options
+                return None if len(set(idx)) < len(idx) and len(set(idx)) > 1 else idx
     return None

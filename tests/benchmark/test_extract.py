@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmark.extract import Choices, codes_for, extract_multi, extract_single, fold
+from tests.benchmark.extract_helpers import code_read
 
 ABCD = Choices(["The grandfather", "The grandson", "Can't be determined", "Nobody"])
 SENTIMENT = Choices(["Positive", "Negative"])
@@ -13,8 +14,7 @@ EMOTIONS = Choices(["admiration", "joy", "surprise", "neutral", "other-positive"
 
 
 def single(text, ch=ABCD):
-    i = extract_single(text, ch)
-    return None if i is None else ch.codes[i]
+    return code_read(text, ch)
 
 
 @pytest.mark.parametrize(
@@ -64,6 +64,7 @@ def single(text, ch=ABCD):
         ("Use the form `Answer: X`.\nAnswer: B", "B"),  # format sentence echoed
         ("请只回答所选选项的字母，格式为“答案：X”。\n答案：D", "D"),
         ("B\n\nThe answer is clearly the grandson.", "B"),
+        ("B\n\nOn reflection the answer is A.", "A"),  # a revision: the later claim stands
     ],
 )
 def test_single_accepts(text, expected):
@@ -89,7 +90,7 @@ def test_single_accepts(text, expected):
         "Neither A nor B.",
         "I can't answer that.",
         "A. The grandfather\nB. The grandson",  # options echoed, no choice
-        "B\n\nOn reflection the answer is A.",  # first line and marker disagree
+        "B\n\nThe answer is A.",  # first line and marker disagree
     ],
 )
 def test_single_rejects(text):
@@ -205,8 +206,8 @@ def test_multi_word_label_kept_whole():
 
 # ------------------------------------------------------------------ properties
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 option_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20)
 
@@ -247,7 +248,7 @@ def test_requested_format_always_reads_back(n, data):
         ('{"answer": ["A", "B"]}', None),  # two claims in a single-answer question
         ('{"answer": "E"}', None),  # no such option
         ('{"answer": ""}', None),
-        ('{"answer": "B", "why": "the context"}', "B"),  # not the answer object: read as text, marker rule
+        ('{"answer": "B", "why": "the context"}', "B"),  # the answer field among others
     ],
 )
 def test_single_reads_json_answer_objects(text, expected):

@@ -1,0 +1,94 @@
+"""The options of one question, indexed for answer extraction (codes, texts, comparison forms)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+
+NOMATCH = -1  # this rule says nothing; try the next
+BAD = -2  # the response claims something unusable (several options, or a code no option has)
+
+_STRIP_MARKS = str.maketrans({"*": None, "`": None, "\u200b": None, "\ufeff": None})
+_NUMBER = re.compile(r"[$€£¥]?\s*(-?\d[\d,]*(?:\.\d+)?)(?!\d|\.\d)")
+DECOR = " \t\r\n\"'“”‘’「」『』()[]【】<>《》.。,:;!?_~-—•"
+
+
+def clean(text: str) -> str:
+    """Full-width forms folded (NFKC), markdown emphasis/code marks removed, trimmed."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return text.translate(_STRIP_MARKS).strip()
+
+
+def fold(text: str) -> str:
+    """Comparison form of an option text or a response fragment."""
+    return " ".join(clean(text).strip(DECOR).casefold().split())
+
+
+def codes_for(n: int) -> tuple[str, ...]:
+    """Option codes: letters A.. for up to 26 options, else numbers 1.. (never lower-case letters)."""
+    if n <= 26:
+        return tuple(chr(65 + i) for i in range(n))
+    return tuple(str(i + 1) for i in range(n))
+
+
+class Choices:
+    """The options of one question, indexed for extraction."""
+
+    __slots__ = ("_by_code", "_by_text", "_texts_longest_first", "codes", "folded", "numeric")
+
+    def __init__(self, texts: Sequence[str]):
+        self.codes = codes_for(len(texts))
+        self.numeric = len(texts) > 26
+        self._by_code = {c: i for i, c in enumerate(self.codes)}
+        self.folded = tuple(fold(t) for t in texts)
+        by_text: dict[str, int] = {}
+        for i, k in enumerate(self.folded):
+            if k:
+                by_text[k] = BAD if k in by_text else i  # two options with one text name neither
+        self._by_text = by_text
+        self._texts_longest_first = sorted(((k, i) for k, i in by_text.items() if i >= 0), key=lambda t: -len(t[0]))
+
+    def code(self, token: str) -> int | None:
+        return self._by_code.get(token.upper())
+
+    def text(self, fragment: str) -> int | None:
+        return self._by_text.get(fold(fragment))
+
+    def lookup(self, token: str) -> int | None:
+        i = self.code(token)
+        return i if i is not None else self.text(token)
+
+    def text_prefix(self, fragment: str) -> int:
+        """The option whose whole text starts the fragment (longest first), else NOMATCH."""
+        f = fold(fragment)
+        for k, i in self._texts_longest_first:
+            if f.startswith(k) and (len(f) == len(k) or not f[len(k)].isalnum()):
+                return i
+        return NOMATCH
+
+    def agrees(self, i: int, fragment: str) -> bool:
+        """The fragment restates option i's text (whole, cut short, or with small differences)."""
+        t, f = self.folded[i], fold(fragment)
+        if not t or not f:
+            return False
+        if f == t or (f.startswith(t) and len(f) - len(t) <= 3) or (len(f) >= 4 and t.startswith(f)):
+            return True
+        # small differences only: a restated text, not a sentence built around it
+        return len(f) >= 4 and len(f) <= 1.2 * len(t) + 4 and SequenceMatcher(None, f, t).ratio() >= 0.8
+
+    def contradicts(self, i: int, fragment: str) -> bool:
+        """The fragment after code i is the text of another option ("A. <text of F>"), or starts with
+        another number than option i's text does ("(C) 42" when C is 36)."""
+        got, own = _NUMBER.match(fragment.strip()), _NUMBER.match(self.folded[i])
+        if got and own and float(got[1].replace(",", "")) != float(own[1].replace(",", "")):
+            return True
+        j = self.text_prefix(fragment)
+        if j < 0 or j == i:
+            return False
+        f = fold(fragment)
+        if self.folded[i] and f.startswith(self.folded[i]):
+            return False
+        return SequenceMatcher(None, f, self.folded[j]).ratio() > SequenceMatcher(None, f, self.folded[i]).ratio()
