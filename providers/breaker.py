@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ssl
 import time
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 from yarl import URL

@@ -10,7 +10,7 @@ A gateway may echo the key whole, in part, or upper-cased: any run of
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 import msgspec
 
