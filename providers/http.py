@@ -98,7 +98,8 @@ class HttpChat:
         est = self.estimate_tokens(body)
         t0 = time.perf_counter()
         result, attempts = await with_retries(
-            lambda: self._once(body, est), max_retries=self._max_retries, base_s=self._backoff_base_s
+            lambda: self._once(body, est), max_retries=self._max_retries, base_s=self._backoff_base_s,
+            breaker=self._breaker is not None,
         )
         result.attempts = attempts
         result.latency_ms = (time.perf_counter() - t0) * 1000
