@@ -17,6 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 import anyio
+import anyio.abc
 from yarl import URL
 
 from providers.errors import Unreachable
@@ -32,9 +33,11 @@ async def tcp_probe(url: URL) -> bool:
     """Can a connection (and a TLS handshake, for https) be made to ``url``'s host and port?"""
     tls = url.scheme == "https"
     try:
+        host, port = url.host or "", url.port or (443 if tls else 80)
         with anyio.fail_after(PROBE_TIMEOUT_S):
-            stream = await anyio.connect_tcp(url.host or "", url.port or (443 if tls else 80), tls=tls,
-                                             ssl_context=ssl.create_default_context() if tls else None)
+            stream: anyio.abc.ByteStream = (
+                await anyio.connect_tcp(host, port, ssl_context=ssl.create_default_context()) if tls
+                else await anyio.connect_tcp(host, port))
         await stream.aclose()
         return True
     except (OSError, TimeoutError, ssl.SSLError, anyio.BrokenResourceError):

@@ -114,12 +114,12 @@ class HttpChat:
         sent_at = time.monotonic()
         outcome = OTHER
         # The session's timeout unless the prompt's length earns more (no per-request object then).
-        extra = {"timeout": aiohttp.ClientTimeout(total=self._timeout_s + est * self._per_token_s,
-                                                  sock_connect=min(self._timeout_s, CONNECT_TIMEOUT_S))
-                 } if self._per_token_s else {}
+        timeout = aiohttp.ClientTimeout(total=self._timeout_s + est * self._per_token_s,
+                                        sock_connect=min(self._timeout_s, CONNECT_TIMEOUT_S)
+                                        ) if self._per_token_s else self._timeout
         try:
             try:
-                async with self._client().post(self._target, data=body, **extra) as resp:
+                async with self._client().post(self._target, data=body, timeout=timeout) as resp:
                     raw = await resp.read()
                     status = resp.status
                     headers = resp.headers

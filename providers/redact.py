@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TypeVar
 
 import msgspec
 
 MIN_RUN = 8  # a shorter run of a key says too little to be worth hiding (and would hit ordinary words)
 MASK = "***"
+S = TypeVar("S", bound=msgspec.Struct)
 
 
 class Redactor:
@@ -64,7 +66,7 @@ class Redactor:
         out.append(value[last:])
         return "".join(out)
 
-    def struct(self, obj: msgspec.Struct) -> msgspec.Struct:
+    def struct(self, obj: S) -> S:
         """``obj`` with every string field redacted (a result's text, model name, finish reason ...)."""
         if self._pattern is None:
             return obj
