@@ -2,6 +2,8 @@
 upper-cased, in a header) is redacted at the one exit, ``HttpChat.chat``, on every wire."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bench.sim_echo import ECHO_HEADER, echo
 from benchmark.dataset import Message
@@ -34,6 +36,27 @@ def test_every_run_of_the_key_in_any_case_is_masked():
     assert r.text("nothing secret here") == "nothing secret here"
     assert Redactor([None]).text(KEY) == KEY and not Redactor([None])
     assert Redactor(["short"]).text("a SHORT b") == f"a {MASK} b"  # a key shorter than a run: whole only
+
+
+_KEYS = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=MIN_RUN, max_size=60)
+_FILLER = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=_KEYS, data=st.data())
+def test_no_run_survives_against_a_naive_search(key, data):
+    """Reference: every MIN_RUN-character window of the key, searched case-insensitively."""
+    parts = []
+    for _ in range(data.draw(st.integers(0, 4))):
+        i = data.draw(st.integers(0, len(key) - MIN_RUN))
+        j = data.draw(st.integers(i + MIN_RUN, len(key)))
+        piece = key[i:j]
+        parts += [data.draw(_FILLER), piece.upper() if data.draw(st.booleans()) else piece]
+    text = "".join(parts) + data.draw(_FILLER)
+    out = Redactor([key]).text(text)
+    assert leaked(out, key) == []
+    if leaked(text, key) == []:
+        assert out == text  # nothing to hide: nothing changed
 
 
 @pytest.mark.parametrize("make", ADAPTERS)
