@@ -126,7 +126,7 @@ class HttpChat:
             except Exception as e:  # noqa: BLE001 - classify_exception re-raises what is not a provider failure
                 err = classify_exception(e)
                 if breaker is not None and err.klass is ErrorClass.CONNECT:
-                    breaker.failed(err.args[0])
+                    breaker.failed(self._redactor.text(err.args[0]))  # it is printed in the summary
                 raise err from None
             if breaker is not None:
                 breaker.succeeded()
