@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from yarl import URL
 
 from engine.config import ModelConfig, base_url
+from engine.progress import log
 from providers.breaker import Breaker
 
 
@@ -16,7 +17,7 @@ def endpoint_of(m: ModelConfig) -> str:
     return str(url.origin())
 
 
-def build_breakers(models: Iterable[ModelConfig]) -> dict[str, Breaker]:
+def build_breakers(models: Iterable[ModelConfig], *, quiet: bool = False) -> dict[str, Breaker]:
     """model name -> its endpoint's breaker; models on one endpoint share one, with the longest
     `unreachable_after_s` any of them sets (nobody is given up sooner than it asked)."""
     models = list(models)
@@ -24,7 +25,8 @@ def build_breakers(models: Iterable[ModelConfig]) -> dict[str, Breaker]:
     for m in models:
         e = endpoint_of(m)
         patience[e] = max(patience.get(e, 0.0), m.unreachable_after_s)
-    shared = {e: Breaker(e, unreachable_after_s=s) for e, s in patience.items()}
+    shared = {e: Breaker(e, unreachable_after_s=s, notify=lambda msg: log(msg, quiet=quiet))
+              for e, s in patience.items()}
     return {m.name: shared[endpoint_of(m)] for m in models}
 
 

@@ -181,7 +181,7 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
                            models_path=opts.models_path, quiet=opts.quiet)
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
-    breakers = build_breakers([*cfg.models, *([judging.judge] if judging else [])])
+    breakers = build_breakers([*cfg.models, *([judging.judge] if judging else [])], quiet=opts.quiet)
     t0 = time.perf_counter()
     result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging,
                          breakers)

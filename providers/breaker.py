@@ -46,8 +46,10 @@ async def tcp_probe(url: URL) -> bool:
 
 class Breaker:
     def __init__(self, endpoint: str, *, unreachable_after_s: float = DEFAULT_UNREACHABLE_AFTER_S,
-                 threshold: int = THRESHOLD, probe: Callable[[], Awaitable[bool]] | None = None):
+                 threshold: int = THRESHOLD, probe: Callable[[], Awaitable[bool]] | None = None,
+                 notify: Callable[[str], None] | None = None):
         self.endpoint = endpoint
+        self._notify = notify  # told when the endpoint stops and starts answering (a minute is long to wait silently)
         self.unreachable_after_s = unreachable_after_s
         self.threshold = threshold
         url = URL(endpoint)
@@ -89,13 +91,18 @@ class Breaker:
         self._failures += 1
         if self._down_since is None:
             self._down_since = time.monotonic()
-        if self._failures >= self.threshold:
+        if self._failures >= self.threshold and not self.open:
             self.open = True
+            if self._notify is not None and not self._recovered:
+                self._notify(f"{self.endpoint}: {reason}; its requests wait, and it is given up if nothing "
+                             f"answers for {self.unreachable_after_s:g} s")
 
     def succeeded(self) -> None:
         """An HTTP answer of any status: the endpoint is there."""
         if self.given_up:
             return  # too late: the model's lanes have stopped
+        if self._down_since is not None and self._notify is not None:
+            self._notify(f"{self.endpoint}: answering again")
         self._recovered = False
         self._failures = 0
         self._down_since = None

@@ -98,7 +98,7 @@ def classify_exception(exc: BaseException) -> ProviderError:
         return exc
     # Before the timeout check: aiohttp's connect timeout is also a TimeoutError.
     if isinstance(exc, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)):
-        return ProviderError(ErrorClass.CONNECT, f"cannot connect: {type(exc).__name__}: {exc}")
+        return ProviderError(ErrorClass.CONNECT, f"{type(exc).__name__}: {exc}")  # "Cannot connect to host ..."
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return ProviderError(ErrorClass.TRANSIENT, "request timed out")
     if isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError)):

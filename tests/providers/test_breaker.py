@@ -72,3 +72,27 @@ async def test_the_tcp_probe_against_a_real_port():
         port = listening.getsockname()[1]
         assert await tcp_probe(URL(f"http://127.0.0.1:{port}/v1"))
     assert not await tcp_probe(URL(f"http://127.0.0.1:{port}/v1"))  # closed now
+
+
+async def test_an_adapter_on_a_closed_port_gives_up_through_its_breaker():
+    from benchmark.dataset import Message
+    from providers.errors import ErrorClass, ProviderError
+    from tests.providers import test_openai
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    msgs = (Message("user", "hi"),)
+    plain = test_openai.adapter(url, max_retries=1)  # no breaker: a connection failure is retried, then stored
+    b = Breaker(url, unreachable_after_s=0.5)
+    guarded = test_openai.adapter(url, max_retries=0, breaker=b)
+    try:
+        with pytest.raises(ProviderError) as e:
+            await plain.chat(msgs)
+        with pytest.raises(Unreachable):
+            await guarded.chat(msgs)
+    finally:
+        await plain.aclose()
+        await guarded.aclose()
+    assert e.value.klass is ErrorClass.CONNECT and e.value.attempts == 2 and "Cannot connect" in str(e.value)
+    assert b.given_up and "Cannot connect" in b.reason
