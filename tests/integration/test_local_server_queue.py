@@ -19,6 +19,6 @@ def test_a_one_slot_server_gets_each_item_once(tmp_path):
         r = run_cli("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--limit", str(N), timeout=120)
         assert r.returncode == 0, r.stderr
         stats = sim.stats()
-    assert "tiny: llama.cpp server on loopback (1 slot(s)" in r.stderr and "max_concurrency = 1" in r.stderr
     assert stats["total"] == N and stats["by_status"] == {"200": N}
     assert query(db, "SELECT status, max(attempts), count(*) FROM results GROUP BY 1") == [("ok", 1, N)]
+    assert "tiny: llama.cpp server on loopback (1 slot(s)" in r.stderr and "max_concurrency = 1" in r.stderr
