@@ -57,6 +57,10 @@ class SimConfig:
     seed: int = 0
     strict_models: bool = False
     rpm_window_s: float = 60.0
+    echo_key: bool = False  # a careless gateway: the caller's key comes back in every answer (bench/sim_echo.py)
+    # A llama.cpp server (bench/sim_llama.py): requests evaluated at once, and the context window.
+    slots: int | None = None
+    n_ctx: int | None = None
 
     def behaviour(self, model: str) -> Behaviour:
         return self.profiles.get(model, self.default)
@@ -154,6 +158,9 @@ def config_from_knobs(
     seed: int = 0,
     strict_models: bool = False,
     rpm_window_s: float = 60.0,
+    echo_key: bool = False,
+    slots: int | None = None,
+    n_ctx: int | None = None,
     **default_knobs: Any,
 ) -> SimConfig:
     """Build a config from plain values (the one path for CLI, subprocess and tests)."""
@@ -164,7 +171,8 @@ def config_from_knobs(
     }
     key = tuple(api_key) if isinstance(api_key, (list, tuple)) else api_key
     return SimConfig(default, built, tuple(models), key or None, int(seed),
-                     bool(strict_models), float(rpm_window_s))
+                     bool(strict_models), float(rpm_window_s), bool(echo_key),
+                     int(slots) if slots else None, int(n_ctx) if n_ctx else None)
 
 
 # --------------------------------------------------------------------------- answers

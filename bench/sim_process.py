@@ -31,10 +31,11 @@ class SimServerProcess:
     strict_models, rpm_window_s). Works as a sync and an async context manager.
     """
 
-    def __init__(self, host: str = "127.0.0.1", startup_timeout: float = 15.0,
+    def __init__(self, host: str = "127.0.0.1", startup_timeout: float = 15.0, port: int = 0,
                  **knobs: Any) -> None:
         config_from_knobs(**knobs)  # fail fast here, not in the child
         self.host = host
+        self.port = port  # 0: a free one
         self.knobs = knobs
         self.startup_timeout = startup_timeout
         self.base_url = ""
@@ -47,7 +48,7 @@ class SimServerProcess:
         self._stderr = tempfile.TemporaryFile()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_REPO_ROOT, env.get("PYTHONPATH")]))
-        cmd = [sys.executable, "-m", "bench.sim_server", "--host", self.host, "--port", "0",
+        cmd = [sys.executable, "-m", "bench.sim_server", "--host", self.host, "--port", str(self.port),
                "--watch-stdin", "--config-json", orjson.dumps(self.knobs).decode()]
         # stdin is a pipe we never write: the child exits on its EOF if we die.
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -22,6 +22,8 @@ from aiohttp import web
 
 from bench import sim_anthropic, sim_gemini, sim_openai
 from bench.sim_core import FAULT_KINDS, SimConfig, SimState, config_from_knobs, parse_profile
+from bench.sim_echo import echo_key_middleware
+from bench.sim_llama import add_llama_server
 from bench.sim_openai import STATE
 from bench.sim_process import SimServerProcess
 
@@ -43,8 +45,12 @@ async def _reset(request: web.Request) -> web.Response:
 def build_app(config: SimConfig | None = None) -> web.Application:
     """The aiohttp app; each wire format adds its routes over one shared SimState."""
     # Default limit is 1 MiB; long-context prompts in benchmarks can exceed it.
-    app = web.Application(client_max_size=64 * 1024 * 1024)
-    app[STATE] = SimState(config or SimConfig())
+    config = config or SimConfig()
+    middlewares = [echo_key_middleware] if config.echo_key else []
+    app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=middlewares)
+    app[STATE] = SimState(config)
+    if config.slots or config.n_ctx:
+        add_llama_server(app, config)
     sim_openai.add_routes(app)
     sim_anthropic.add_routes(app)
     sim_gemini.add_routes(app)
@@ -105,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--api-key", help="require this key (Bearer / x-api-key / x-goog-api-key)")
     p.add_argument("--models", help="comma-separated model names for /v1/models")
     p.add_argument("--strict-models", action="store_true", help="404 for unlisted models")
+    p.add_argument("--echo-key", action="store_true", help="send the caller's key back in every answer")
+    p.add_argument("--slots", type=int, help="llama.cpp-like: requests evaluated at once (the rest queue), /props")
+    p.add_argument("--n-ctx", type=int, help="llama.cpp-like: context window; longer prompts get its 400")
     p.add_argument("--rpm-window-s", type=float, default=60.0, help=argparse.SUPPRESS)
     p.add_argument("--config-json", help=argparse.SUPPRESS)  # used by SimServerProcess
     p.add_argument("--watch-stdin", action="store_true", help=argparse.SUPPRESS)
@@ -117,7 +126,8 @@ def knobs_from_args(args: argparse.Namespace) -> dict[str, Any]:
         return orjson.loads(args.config_json)
     knobs: dict[str, Any] = {"seed": args.seed, "api_key": args.api_key,
                              "strict_models": args.strict_models,
-                             "rpm_window_s": args.rpm_window_s}
+                             "rpm_window_s": args.rpm_window_s, "echo_key": args.echo_key,
+                             "slots": args.slots, "n_ctx": args.n_ctx}
     flags = {"latency_ms": args.latency_ms, "jitter_ms": args.jitter_ms, "rpm": args.rpm,
              "faults": args.fault, "mode": args.mode, "fail_first": args.fail_first}
     knobs.update({k: v for k, v in flags.items() if v is not None})

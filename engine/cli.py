@@ -12,6 +12,7 @@ from engine.errors import UserError
 from store.db import StoreError
 
 USAGE_ERRORS = (UserError, StoreError, SuiteError, DataMissing)
+EXIT_UNREACHABLE = 3  # a model's endpoint could not be reached: its remaining items were not asked
 
 
 def _sweep_parser(sub: argparse._SubParsersAction) -> None:
@@ -54,7 +55,10 @@ def _run_sweep(args: argparse.Namespace) -> int:
     print(f"results: {result.db} ({result.rows_written} rows written this run"
           + (f", {result.errors} errors stored: run again to retry them" if result.errors else "") + ")",
           file=sys.stderr)
-    return 130 if result.interrupted else 0
+    if result.unreachable and not result.interrupted:
+        print(f"not finished: {', '.join(result.unreachable)} could not be reached (exit status "
+              f"{EXIT_UNREACHABLE}); run the same command again to ask their remaining items", file=sys.stderr)
+    return 130 if result.interrupted else EXIT_UNREACHABLE if result.unreachable else 0
 
 
 # Subcommands implemented elsewhere take their own argv.

@@ -132,7 +132,7 @@ class ModelPool:
     def __init__(self, cfg: ModelsFile):
         self.models = {m.name: m for m in cfg.models}
         self.limits = _build_limits(cfg)
-        self.slots = {m.name: anyio.Semaphore(m.max_concurrency) for m in cfg.models}
+        self.slots = {m.name: anyio.Semaphore(m.concurrency) for m in cfg.models}
         self._providers: dict[tuple[str, bool], Provider] = {}
 
     def provider(self, name: str, json_object: bool) -> Provider:
@@ -146,7 +146,7 @@ class ModelPool:
             p = self._providers[(name, json_object)] = make_provider(
                 m.provider, base_url=base_url(m), model=m.model, api_key=m.api_key(), generation=gen,
                 limits=self.limits[name], timeout_s=m.timeout_s, max_retries=m.max_retries,
-                max_connections=m.max_concurrency, backoff_base_s=m.backoff_s, **extra)
+                max_connections=m.concurrency, backoff_base_s=m.backoff_s, **extra)
         return p
 
     async def ask(self, name: str, prompt: str, json_object: bool = False) -> ChatResult:
@@ -341,7 +341,7 @@ async def _lanes(args, models, mode, cycles, cases, classes, specs, stamps, done
                     for t in dict.fromkeys(t for t, _ in stamps):
                         # A unit mostly waits on its own calls: a few more units than
                         # call slots keep the model busy between a unit's steps.
-                        lanes.start_soon(lane, t, 2 * pool.models[t].max_concurrency)
+                        lanes.start_soon(lane, t, 2 * pool.models[t].concurrency)
         finally:
             with anyio.CancelScope(shield=True):
                 await pool.aclose()

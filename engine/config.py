@@ -14,6 +14,8 @@ import msgspec
 from engine.errors import UserError
 from providers.registry import CONSTRAINABLE, DEFAULT_BASE_URLS, PROVIDERS
 
+DEFAULT_CONCURRENCY = 16  # requests in flight per model when models.toml does not say
+
 # Validation runs before a local server exists; its URL shape is known.
 LOCAL_PLACEHOLDER_URL = "http://127.0.0.1:0/v1"
 
@@ -50,11 +52,18 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     base_url: str | None = None
     api_key_env: str | None = None
     account: str | None = None  # share the rpm/tpm of [accounts.NAME]
-    max_concurrency: int = 16
+    # In-flight requests; None: DEFAULT_CONCURRENCY, or a local server's slot count (engine/local_server.py).
+    max_concurrency: int | None = None
     adaptive: bool = True  # halve concurrency when throttled (429), grow it back by one per window of successes
     rpm: float | None = None  # this model's own limits (on top of its account's)
     tpm: float | None = None
     timeout_s: float = 120.0
+    # Seconds the timeout grows per estimated token of the request (prompt + max_tokens), so a long
+    # prompt is not abandoned while a local server evaluates it; None: 0, or a default for loopback.
+    timeout_per_token_s: float | None = None
+    # Connection failures (refused, DNS, TLS) for this long: the model is given up for the run, its
+    # remaining items left unasked (providers/breaker.py).
+    unreachable_after_s: float = 60.0
     max_retries: int = 8
     backoff_s: float = 1.0  # first retry wait when the server gives no Retry-After; doubles after
     # Generation parameters; None means "not sent" (the API's default applies).
@@ -79,6 +88,10 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     gguf: str | None = None
     # Free description kept with the results: institution, open_source, params_b, family ...
     metadata: dict[str, Any] = {}
+
+    @property
+    def concurrency(self) -> int:
+        return self.max_concurrency or DEFAULT_CONCURRENCY
 
     def generation(self) -> dict[str, Any]:
         """The generation parameters actually sent, for the request and its stamp."""
@@ -227,7 +240,7 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
         if m.provider in ("anthropic", "gemini") and re.search(r"/v1(beta)?$", url_path):
             raise UserError(f"{where}: base_url {url!r} is the API root, without {url_path.rsplit('/', 1)[1]}: "
                             "the adapter appends the documented path")
-        if m.max_concurrency < 1:
+        if m.max_concurrency is not None and m.max_concurrency < 1:
             raise UserError(f"{where}: max_concurrency must be >= 1")
         if m.context_tokens is not None and m.context_tokens < 256:
             raise UserError(f"{where}: context_tokens must be >= 256 (the model's context window in tokens)")
@@ -240,7 +253,9 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
                                                   if allowed else "its API has no constrained decoding") + ")")
         if m.reasoning is not None and m.provider != "openai":
             raise UserError(f"{where}: reasoning applies to provider 'openai' only")
-        for key in ("rpm", "tpm", "timeout_s", "backoff_s"):
+        if m.timeout_per_token_s is not None and m.timeout_per_token_s < 0:
+            raise UserError(f"{where}: timeout_per_token_s must be >= 0")
+        for key in ("rpm", "tpm", "timeout_s", "backoff_s", "unreachable_after_s"):
             v = getattr(m, key)
             if v is not None and v <= 0:
                 raise UserError(f"{where}: {key} must be > 0")

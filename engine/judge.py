@@ -29,7 +29,8 @@ from engine.config import ModelConfig, ModelsFile, base_url
 from engine.plan import PlannedDataset, render
 from engine.progress import Progress, log
 from providers.base import Provider
-from providers.errors import ProviderError
+from providers.breaker import Breaker
+from providers.errors import ProviderError, Unreachable
 from providers.limits import Limits
 from providers.registry import make_provider
 from store import judgements as store
@@ -113,7 +114,8 @@ class _Tee:
 
 
 class JudgeLane:
-    def __init__(self, plan: JudgePlan, con: duckdb.DuckDBPyConnection, limits: Limits, progress: Progress):
+    def __init__(self, plan: JudgePlan, con: duckdb.DuckDBPyConnection, limits: Limits, progress: Progress,
+                 breaker: Breaker | None = None):
         self.plan = plan
         j = plan.judge
         # Own connections: the results writer uses `con` from its thread meanwhile.
@@ -129,11 +131,12 @@ class JudgeLane:
                 self._providers[out] = make_provider(
                     j.provider, base_url=base_url(j), model=j.model, api_key=j.api_key(),
                     generation={**j.generation(), "max_tokens": out}, limits=limits, timeout_s=j.timeout_s,
-                    max_retries=j.max_retries, max_connections=j.max_concurrency, backoff_base_s=j.backoff_s,
-                    reasoning=j.reasoning)
+                    max_retries=j.max_retries, max_connections=j.concurrency, backoff_base_s=j.backoff_s,
+                    reasoning=j.reasoning, breaker=breaker, timeout_per_token_s=j.timeout_per_token_s or 0.0)
         self._raws = {d: dict(p.records) for d, p in plan.planned.items()}
         self._progress = progress
         self.statuses: Counter[str] = Counter()
+        self.unreachable = False  # the judge's endpoint was given up: answers pass unjudged
         progress.add(plan.label, plan.backlog + plan.expected, 0)
 
     def tee(self, writer: Writer) -> _Tee:
@@ -146,7 +149,7 @@ class JudgeLane:
     async def run(self) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._feed_backlog, self._backlog)
-            for _ in range(self.plan.judge.max_concurrency):
+            for _ in range(self.plan.judge.concurrency):
                 tg.start_soon(self._worker)
 
     async def _feed_backlog(self, send: Any) -> None:
@@ -169,7 +172,13 @@ class JudgeLane:
 
     async def _worker(self) -> None:
         async for job in self._jobs:
-            row = await self.judge_one(*job)
+            if self.unreachable:
+                continue  # keep draining, so model lanes never wait on a dead judge; judged next run
+            try:
+                row = await self.judge_one(*job)
+            except Unreachable:
+                self.unreachable = True
+                continue
             self.statuses[row.status] += 1
             await self.writer.put(row)
             self._progress.advance(self.plan.label, ok=row.status != "error")
@@ -206,6 +215,8 @@ class JudgeLane:
                 return _row(base, "refused", Verdict("refused", reason=f"the judge declined ({res.blocked})"), **call)
             verdict = rubric.parse(item, res.text)
             return _row(base, verdict.status, verdict, **call)
+        except Unreachable:
+            raise  # not this verdict's outcome: the worker stops judging
         except Exception as e:  # noqa: BLE001 - a rubric bug costs one verdict (retried), not the sweep
             detail = "".join(traceback.format_exception_only(type(e), e)).strip()
             return _row(base, "error", Verdict("error", reason=f"judging failed: {detail}"[:1000]),

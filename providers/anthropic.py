@@ -41,7 +41,7 @@ def merge_turns(messages: Sequence[Any], assistant: str) -> tuple[str, list[tupl
 class AnthropicChat(HttpChat):
     def __init__(self, *, base_url: str, model: str, api_key: str | None, generation: dict[str, Any],
                  limits: Limits | None = None, timeout_s: float = 120.0, max_retries: int = 8,
-                 max_connections: int = 64, backoff_base_s: float = 1.0):
+                 max_connections: int = 64, backoff_base_s: float = 1.0, **http: Any):
         headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
         if api_key:
             headers["x-api-key"] = api_key
@@ -56,7 +56,8 @@ class AnthropicChat(HttpChat):
         self._params = params
         super().__init__(url=base_url.rstrip("/") + "/v1/messages", headers=headers, api_key=api_key,
                          max_output=params["max_tokens"], limits=limits, timeout_s=timeout_s,
-                         max_retries=max_retries, max_connections=max_connections, backoff_base_s=backoff_base_s)
+                         max_retries=max_retries, max_connections=max_connections, backoff_base_s=backoff_base_s,
+                         **http)
 
     def request_body(self, messages: Sequence[Any], answer: Any = None) -> bytes:
         # No answer constraint: config validation refuses one for this provider.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import re
 import time
 from enum import StrEnum
 from typing import Any, Mapping
@@ -21,11 +22,16 @@ import orjson
 class ErrorClass(StrEnum):
     RATE_LIMIT = "rate_limit"  # retry after the server's Retry-After or a backoff
     TRANSIENT = "transient"  # 5xx, 529, timeouts, dropped connections, malformed bodies: retry
+    # No connection at all (refused, DNS, TLS, connect timeout): retried, and counted by the
+    # endpoint's circuit breaker (providers/breaker.py), which pauses and finally gives up the model.
+    CONNECT = "connect"
     PERMANENT = "permanent"  # other 4xx, exhausted quota, auth: never retry
+    # The prompt does not fit the model's window: never retried (the same prompt fails again).
+    CONTEXT = "context_length"
 
     @property
     def retryable(self) -> bool:
-        return self is not ErrorClass.PERMANENT
+        return self in (ErrorClass.RATE_LIMIT, ErrorClass.TRANSIENT, ErrorClass.CONNECT)
 
 
 class ProviderError(Exception):
@@ -42,6 +48,18 @@ class ProviderError(Exception):
         return f"{prefix}{self.args[0]}"
 
 
+class Unreachable(Exception):
+    """The endpoint's circuit breaker gave up: no call of this model can be made in this run.
+
+    Deliberately not a ProviderError: it is not an item's outcome, so nothing
+    catches it as one and stores it; the lane stops and its items stay unasked.
+    """
+
+    def __init__(self, endpoint: str, reason: str, after_s: float):
+        super().__init__(f"{endpoint} unreachable for {after_s:.0f} s ({reason})")
+        self.endpoint, self.reason, self.after_s = endpoint, reason, after_s
+
+
 # Codes that arrive with 429 but mean "stop": waiting will not help.
 #  OpenAI: insufficient_quota / billing_hard_limit; Google: a per-day quota
 #  (its QuotaFailure names e.g. GenerateRequestsPerDayPerProjectPerModel);
@@ -50,7 +68,23 @@ _QUOTA_MARKERS = ("insufficient_quota", "quota_exceeded", "billing_hard_limit", 
                   "PerDay", '"1113"')
 
 
+# How servers say "the prompt does not fit the context window" (any status: some send a 500).
+#  OpenAI, Azure, DeepSeek, llama-cpp-python: code context_length_exceeded / "maximum context
+#  length is N tokens"; llama-cpp-python unformatted: "Requested tokens (N) exceed context window
+#  of M"; llama.cpp's server: exceed_context_size_error / "exceeds the available context size";
+#  vLLM: "maximum context length"; Anthropic: "prompt is too long" / "exceed context limit";
+#  Gemini: "input token count (N) exceeds the maximum number of tokens allowed".
+_CONTEXT_MARKERS = re.compile(
+    r"context_length_exceeded|maximum context length|exceed(?:s|ed)? (?:the )?context (?:window|limit|size)"
+    r"|exceed_context_size|exceeds the available context size|prompt is too long|n_ctx"
+    r"|input token count.{0,40}exceeds the maximum", re.IGNORECASE)
+CONTEXT_HINT = ("the prompt does not fit the model's context window: set context_tokens in models.toml "
+                "to the model's window so long prompts are shortened (docs/providers.md)")
+
+
 def classify_status(status: int, body: str) -> ErrorClass:
+    if status in (400, 413, 422, 500) and _CONTEXT_MARKERS.search(body):
+        return ErrorClass.CONTEXT
     if status == 429:
         return ErrorClass.PERMANENT if any(m in body for m in _QUOTA_MARKERS) else ErrorClass.RATE_LIMIT
     if status in (408, 409, 425) or status >= 500:  # 529 (Anthropic overloaded_error) included
@@ -62,6 +96,9 @@ def classify_exception(exc: BaseException) -> ProviderError:
     """Map a client-side failure (no HTTP status) to a ProviderError."""
     if isinstance(exc, ProviderError):
         return exc
+    # Before the timeout check: aiohttp's connect timeout is also a TimeoutError.
+    if isinstance(exc, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)):
+        return ProviderError(ErrorClass.CONNECT, f"{type(exc).__name__}: {exc}")  # "Cannot connect to host ..."
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return ProviderError(ErrorClass.TRANSIENT, "request timed out")
     if isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError)):
@@ -69,6 +106,15 @@ def classify_exception(exc: BaseException) -> ProviderError:
     if isinstance(exc, aiohttp.ClientError):
         return ProviderError(ErrorClass.TRANSIENT, f"client error: {type(exc).__name__}: {exc}")
     raise exc  # a bug of ours, not a provider failure: let it surface
+
+
+def status_error(status: int, text: str, headers: Mapping[str, str]) -> ProviderError:
+    """The error for a non-2xx answer that is not a safety block: class, message, wait."""
+    klass = classify_status(status, text)
+    message = error_message(text)
+    if klass is ErrorClass.CONTEXT:
+        message = f"{message} ({CONTEXT_HINT})"
+    return ProviderError(klass, message, status=status, retry_after=retry_after(headers, text))
 
 
 def malformed(raw: bytes) -> ProviderError:

@@ -30,7 +30,8 @@ _BLOCK_FINISH = {"SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPI
 class GeminiChat(HttpChat):
     def __init__(self, *, base_url: str, model: str, api_key: str | None, generation: dict[str, Any],
                  limits: Limits | None = None, timeout_s: float = 120.0, max_retries: int = 8,
-                 max_connections: int = 64, backoff_base_s: float = 1.0, answer_constraint: str | None = None):
+                 max_connections: int = 64, backoff_base_s: float = 1.0, answer_constraint: str | None = None,
+                 **http: Any):
         if answer_constraint not in (None, "json_schema"):
             raise ValueError(f"gemini supports answer_constraint 'json_schema' only, not {answer_constraint!r}")
         self._constraint = answer_constraint
@@ -47,7 +48,7 @@ class GeminiChat(HttpChat):
         url = f"{base_url.rstrip('/')}/v1beta/models/{quote(name, safe='.-_')}:generateContent"
         super().__init__(url=url, headers=headers, api_key=api_key, max_output=config.get("maxOutputTokens"),
                          limits=limits, timeout_s=timeout_s, max_retries=max_retries,
-                         max_connections=max_connections, backoff_base_s=backoff_base_s)
+                         max_connections=max_connections, backoff_base_s=backoff_base_s, **http)
 
     def request_body(self, messages: Sequence[Any], answer: AnswerSpace | None = None) -> bytes:
         system, turns = merge_turns(messages, "model")

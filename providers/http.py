@@ -1,4 +1,4 @@
-"""What every wire adapter shares: one aiohttp session, limits, retries, redaction.
+"""What every wire adapter shares: one aiohttp session, limits, retries, the breaker, redaction.
 
 A wire module subclasses ``HttpChat`` and supplies the URL, headers, request
 body and response parser; everything about waiting, retrying and classifying
@@ -14,13 +14,17 @@ import aiohttp
 from yarl import URL
 
 from providers.base import ChatResult
+from providers.breaker import Breaker
 from providers.constrain import AnswerSpace
-from providers.errors import (ErrorClass, ProviderError, classify_exception, classify_status, error_message,
-                              retry_after, safety_block)
+from providers.errors import ErrorClass, ProviderError, classify_exception, safety_block, status_error
 from providers.limits import OK, OTHER, THROTTLED, Limits
+from providers.redact import Redactor
 from providers.retry import with_retries
 
 DEFAULT_MAX_OUTPUT = 256  # output tokens assumed by estimates when max_tokens is not set
+# A server that has not accepted the connection by then is not coming: a connect failure
+# (counted by the breaker), not a request timeout spent in full.
+CONNECT_TIMEOUT_S = 10.0
 
 
 class HttpChat:
@@ -31,14 +35,20 @@ class HttpChat:
 
     def __init__(self, *, url: str, headers: dict[str, str], api_key: str | None, max_output: int | None,
                  limits: Limits | None = None, timeout_s: float = 120.0, max_retries: int = 8,
-                 max_connections: int = 64, backoff_base_s: float = 1.0):
+                 max_connections: int = 64, backoff_base_s: float = 1.0, breaker: Breaker | None = None,
+                 timeout_per_token_s: float = 0.0):
         self._url = url
         self._target = URL(url)  # parsed once, not on every request
         self._headers = headers
-        self._secret = api_key
+        self._redactor = Redactor([api_key])
         self._max_output = max_output or DEFAULT_MAX_OUTPUT
         self._limits = limits or Limits()
-        self._timeout = aiohttp.ClientTimeout(total=timeout_s)
+        self._timeout_s = timeout_s
+        self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=min(timeout_s, CONNECT_TIMEOUT_S))
+        # Seconds added to the timeout per estimated token (prompt + max_tokens): a local server
+        # evaluates a long prompt for minutes, and a request abandoned there is computed anyway.
+        self._per_token_s = timeout_per_token_s
+        self._breaker = breaker
         self._max_retries = max_retries
         self._max_connections = max_connections
         self._backoff_base_s = backoff_base_s
@@ -74,11 +84,22 @@ class HttpChat:
         return len(body) // 3 + self._max_output
 
     async def chat(self, messages: Sequence[Any], answer: AnswerSpace | None = None) -> ChatResult:
+        """One answer or one classified error; the only way out of the adapter, so the one
+        place where the key is taken out of whatever the server sent back."""
+        try:
+            return self._redactor.struct(await self._chat(messages, answer))
+        except ProviderError as e:
+            raise self._redactor.error(e) from None
+        except Exception as e:
+            raise self._redactor.error(e)
+
+    async def _chat(self, messages: Sequence[Any], answer: AnswerSpace | None) -> ChatResult:
         body = self.request_body(messages, answer)
         est = self.estimate_tokens(body)
         t0 = time.perf_counter()
         result, attempts = await with_retries(
-            lambda: self._once(body, est), max_retries=self._max_retries, base_s=self._backoff_base_s
+            lambda: self._once(body, est), max_retries=self._max_retries, base_s=self._backoff_base_s,
+            breaker=self._breaker is not None,
         )
         result.attempts = attempts
         result.latency_ms = (time.perf_counter() - t0) * 1000
@@ -86,30 +107,41 @@ class HttpChat:
 
     async def _once(self, body: bytes, est: int) -> ChatResult:
         limits = self._limits
+        breaker = self._breaker
+        if breaker is not None:
+            await breaker.admit()  # before the limits: a paused model holds no slot
         await limits.acquire(est)
         sent_at = time.monotonic()
         outcome = OTHER
+        # The session's timeout unless the prompt's length earns more (no per-request object then).
+        timeout = aiohttp.ClientTimeout(total=self._timeout_s + est * self._per_token_s,
+                                        sock_connect=min(self._timeout_s, CONNECT_TIMEOUT_S)
+                                        ) if self._per_token_s else self._timeout
         try:
             try:
-                async with self._client().post(self._target, data=body) as resp:
+                async with self._client().post(self._target, data=body, timeout=timeout) as resp:
                     raw = await resp.read()
                     status = resp.status
                     headers = resp.headers
             except Exception as e:  # noqa: BLE001 - classify_exception re-raises what is not a provider failure
-                raise self._redact(classify_exception(e)) from None
+                err = classify_exception(e)
+                if breaker is not None and err.klass is ErrorClass.CONNECT:
+                    breaker.failed(self._redactor.text(err.args[0]))  # it is printed in the summary
+                raise err from None
+            if breaker is not None:
+                breaker.succeeded()
             if status != 200:
                 text = raw[:4000].decode("utf-8", "replace")
                 blocked = safety_block(status, text)
                 if blocked is not None:
                     outcome = OK
                     return ChatResult(text="", finish_reason="blocked", blocked=blocked)
-                klass = classify_status(status, text)
-                wait = retry_after(headers, text)
-                if klass is ErrorClass.RATE_LIMIT:
+                err = status_error(status, text, headers)
+                if err.klass is ErrorClass.RATE_LIMIT:
                     outcome = THROTTLED
-                    if wait:
-                        limits.pause(wait)  # the whole model waits, not only this request
-                raise self._redact(ProviderError(klass, error_message(text), status=status, retry_after=wait))
+                    if err.retry_after:
+                        limits.pause(err.retry_after)  # the whole model waits, not only this request
+                raise err
             result = self.parse(raw)
             outcome = OK
         finally:
@@ -121,12 +153,6 @@ class HttpChat:
             used = result.input_tokens + (self._max_output if self.charges_max_output else (result.output_tokens or 0))
             limits.settle(used - est)
         return result
-
-    def _redact(self, err: ProviderError) -> ProviderError:
-        # Some APIs echo (part of) the key in their error text; never let it reach a row or a log.
-        if self._secret and self._secret in err.args[0]:
-            err.args = (err.args[0].replace(self._secret, "***"),)
-        return err
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -35,7 +35,7 @@ class OpenAIChat(HttpChat):
     def __init__(self, *, base_url: str, model: str, api_key: str | None, generation: dict[str, Any],
                  limits: Limits | None = None, timeout_s: float = 120.0, max_retries: int = 8,
                  max_connections: int = 64, backoff_base_s: float = 1.0, reasoning: bool | None = None,
-                 answer_constraint: str | None = None):
+                 answer_constraint: str | None = None, **http: Any):
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -52,7 +52,7 @@ class OpenAIChat(HttpChat):
         super().__init__(url=base_url.rstrip("/") + "/chat/completions", headers=headers, api_key=api_key,
                          max_output=gen.get("max_completion_tokens") or gen.get("max_tokens"), limits=limits,
                          timeout_s=timeout_s, max_retries=max_retries, max_connections=max_connections,
-                         backoff_base_s=backoff_base_s)
+                         backoff_base_s=backoff_base_s, **http)
 
     def request_body(self, messages: Sequence[Any], answer: AnswerSpace | None = None) -> bytes:
         payload = {

@@ -6,6 +6,7 @@ from typing import Any
 
 from providers.anthropic import AnthropicChat
 from providers.base import Provider
+from providers.breaker import Breaker
 from providers.gemini import GeminiChat
 from providers.limits import Limits
 from providers.openai import OpenAIChat
@@ -32,13 +33,17 @@ DEFAULT_BASE_URLS = {name: url for name, (_, url) in ADAPTERS.items() if url}
 def make_provider(provider: str, *, base_url: str, model: str, api_key: str | None,
                   generation: dict[str, Any], limits: Limits, timeout_s: float,
                   max_retries: int, max_connections: int, backoff_base_s: float = 1.0,
-                  reasoning: bool | None = None, answer_constraint: str | None = None) -> Provider:
+                  reasoning: bool | None = None, answer_constraint: str | None = None,
+                  breaker: Breaker | None = None, timeout_per_token_s: float = 0.0) -> Provider:
+    """``breaker``: the endpoint's circuit breaker (providers/breaker.py), shared by the adapters
+    that call it; ``timeout_per_token_s``: seconds the timeout grows per estimated token."""
     if provider not in ADAPTERS:
         raise ValueError(f"unknown provider {provider!r}")
     cls = ADAPTERS[provider][0]
     kwargs: dict[str, Any] = dict(base_url=base_url, model=model, api_key=api_key, generation=generation,
                                   limits=limits, timeout_s=timeout_s, max_retries=max_retries,
-                                  max_connections=max_connections, backoff_base_s=backoff_base_s)
+                                  max_connections=max_connections, backoff_base_s=backoff_base_s,
+                                  breaker=breaker, timeout_per_token_s=timeout_per_token_s)
     if cls is OpenAIChat:
         kwargs["reasoning"] = reasoning
     if answer_constraint is not None:

@@ -8,7 +8,7 @@ CREATE TABLE IF NOT EXISTS results (
     item_id        VARCHAR NOT NULL,   -- stable id inside the dataset
     sample         INTEGER NOT NULL,   -- 0 unless a dataset asks for repeated samples
     status         VARCHAR NOT NULL,   -- 'ok' | 'error' (a refusal or safety block is 'ok': see `blocked`)
-    error_class    VARCHAR,            -- 'rate_limit' | 'transient' | 'permanent' | 'scorer' (error rows)
+    error_class    VARCHAR,            -- 'rate_limit' | 'transient' | 'connect' | 'permanent' | 'context_length' | 'scorer' (error rows)
     error          VARCHAR,            -- message, never containing a secret
     attempts       INTEGER NOT NULL,   -- HTTP attempts spent on this row, summed over runs
     response       VARCHAR,            -- raw model text

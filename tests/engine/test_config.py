@@ -63,6 +63,10 @@ def test_good_file_with_defaults_and_shared_account(tmp_path, monkeypatch):
         (lambda t: t.replace("[[models]]", "[[models]", 1), "invalid TOML"),
         (lambda t: t.replace('model = "m-a"\n', ""), "models[0] (name 'a'): missing key `model`"),
         (lambda t: t.replace("max_concurrency = 8", 'max_concurrency = "8x"'), "models[1] (name 'b').max_concurrency"),
+        (lambda t: t.replace('model = "m-a"', 'model = "m-a"\nunreachable_after_s = 0'),
+         "models[0] (name 'a'): unreachable_after_s must be > 0"),
+        (lambda t: t.replace('model = "m-a"', 'model = "m-a"\ntimeout_per_token_s = -0.1'),
+         "models[0] (name 'a'): timeout_per_token_s must be >= 0"),
     ],
 )
 def test_bad_input_names_file_and_key(tmp_path, monkeypatch, mutate, expected):

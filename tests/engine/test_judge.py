@@ -47,7 +47,7 @@ def test_judge_table_has_the_model_shape_and_no_defaults(tmp_path):
     cfg = load_models(_write(tmp_path, MODELS + JUDGE))
     j = cfg.judge
     assert (j.name, j.model, j.context_tokens) == ("judge", "big", 8192)
-    assert j.max_tokens is None and j.max_concurrency == 16  # [defaults] are for evaluated models
+    assert j.max_tokens is None and j.concurrency == 16  # [defaults] are for evaluated models
     assert cfg.models[0].context_tokens == 4096 and [m.name for m in cfg.models] == ["m1"]
     assert load_models(_write(tmp_path, MODELS)).judge is None
 

@@ -178,3 +178,28 @@ def test_kill_while_judging_then_resume_judges_each_answer_once(tmp_path, mixed_
     # answers stored before the kill are not asked again; each verdict stored is not asked again
     assert by_model.get("m1", 0) == 30 - answers and by_model["judge-sim"] == 30 - settled
     assert query(db, "SELECT count(*) FROM judgements WHERE status = 'ok'") == [(30,)]
+
+
+def test_an_unreachable_judge_leaves_its_verdicts_for_the_next_run(tmp_path, mixed_data):
+    """The judge's port has nothing listening: the answers are all stored, no judgement is (not
+    even as an error), the exit status says so, and the next run judges them."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode=f"fixed:{ANSWER}") as sim:
+        m = models(tmp_path / "models.toml", sim.base_url)
+        m.write_text(m.read_text().replace(f'base_url = "{sim.base_url}"\nmodel = "judge-sim"',
+                                           f'base_url = "http://127.0.0.1:{port}/v1"\nmodel = "judge-sim"')
+                     + "unreachable_after_s = 1\nbackoff_s = 0.05\n")
+        r = sweep(m, db, mixed_data, "lcsts", limit=6)
+        assert r.returncode == 3, r.stderr
+    assert "unreachable: sim-judge" in r.stderr
+    assert query(db, "SELECT count(*) FROM results WHERE status = 'ok'") == [(6,)]
+    assert query(db, "SELECT count(*) FROM judgements") == [(0,)]
+    with SimServerProcess(mode="judge", port=port) as judge:
+        r = sweep(m, db, mixed_data, "lcsts", limit=6)
+        assert r.returncode == 0, r.stderr
+        assert judge.stats()["by_model"] == {"judge-sim": 6}

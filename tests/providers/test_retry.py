@@ -47,3 +47,16 @@ async def test_retry_after_is_honoured():
     t0 = time.monotonic()
     assert (await with_retries(f, max_retries=2, base_s=0.001))[0] == "ok"
     assert time.monotonic() - t0 >= 0.3
+
+
+async def test_connection_failures_use_no_retries_when_a_breaker_bounds_them():
+    refused = [ProviderError(ErrorClass.CONNECT, "refused")] * 5
+    assert await with_retries(Flaky(refused), max_retries=0, base_s=0.001, breaker=True) == ("ok", 6)
+    f = Flaky(refused + [ProviderError(ErrorClass.TRANSIENT, "x")] * 3)
+    with pytest.raises(ProviderError) as e:
+        await with_retries(f, max_retries=1, base_s=0.001, breaker=True)
+    assert f.calls == 7 and e.value.klass is ErrorClass.TRANSIENT  # 5 free, then 1 + 1 counted
+    f = Flaky(refused)
+    with pytest.raises(ProviderError):  # no breaker: a connection failure is a retry like any other
+        await with_retries(f, max_retries=1, base_s=0.001)
+    assert f.calls == 2

@@ -1,0 +1,100 @@
+"""Keys never leave an adapter: whatever the server echoes (200 or error body, whole, partly,
+upper-cased, in a header) is redacted at the one exit, ``HttpChat.chat``, on every wire."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench.sim_echo import ECHO_HEADER, echo
+from benchmark.dataset import Message
+from providers.errors import ProviderError
+from providers.redact import MASK, MIN_RUN, Redactor
+from tests.providers import test_anthropic, test_gemini, test_openai
+
+KEY = "sk-proj-Echo0123456789abcdefGHIJ"
+MSGS = (Message("user", "Pick one.\nA. yes\nB. no\n[[gold:B]]"),)
+# Each takes the server's root URL (the OpenAI adapter's base_url includes /v1).
+ADAPTERS = [pytest.param(lambda root, **kw: test_openai.adapter(root + "/v1", **kw), id="openai"),
+            pytest.param(test_anthropic.adapter, id="anthropic"), pytest.param(test_gemini.adapter, id="gemini")]
+
+
+def pieces(secret: str) -> list[str]:
+    return [secret[i:i + MIN_RUN] for i in range(len(secret) - MIN_RUN + 1)]
+
+
+def leaked(text: str, secret: str = KEY) -> list[str]:
+    low = text.lower()
+    return [p for p in pieces(secret) if p.lower() in low]
+
+
+def test_every_run_of_the_key_in_any_case_is_masked():
+    r = Redactor([KEY])
+    text = f"a{KEY}b {KEY[3:14]} {KEY.upper()} {KEY[-MIN_RUN:].lower()} {KEY[:MIN_RUN - 1]}"
+    out = r.text(text)
+    assert leaked(out) == []
+    assert out.startswith(f"a{MASK}b ") and out.endswith(KEY[:MIN_RUN - 1])  # 7 characters say nothing
+    assert r.text("nothing secret here") == "nothing secret here"
+    assert Redactor([None]).text(KEY) == KEY and not Redactor([None])
+    assert Redactor(["short"]).text("a SHORT b") == f"a {MASK} b"  # a key shorter than a run: whole only
+
+
+_KEYS = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=MIN_RUN, max_size=60)
+_FILLER = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=_KEYS, data=st.data())
+def test_no_run_survives_against_a_naive_search(key, data):
+    """Reference: every MIN_RUN-character window of the key, searched case-insensitively."""
+    parts = []
+    for _ in range(data.draw(st.integers(0, 4))):
+        i = data.draw(st.integers(0, len(key) - MIN_RUN))
+        j = data.draw(st.integers(i + MIN_RUN, len(key)))
+        piece = key[i:j]
+        parts += [data.draw(_FILLER), piece.upper() if data.draw(st.booleans()) else piece]
+    text = "".join(parts) + data.draw(_FILLER)
+    out = Redactor([key]).text(text)
+    assert leaked(out, key) == []
+    if leaked(text, key) == []:
+        assert out == text  # nothing to hide: nothing changed
+
+
+@pytest.mark.parametrize("make", ADAPTERS)
+async def test_an_echoing_gateway_leaks_nothing_through_any_adapter(sim, make):
+    root, _ = await sim(echo_key=True, api_key=KEY, mode="gold")
+    a = make(root, api_key=KEY)
+    try:
+        res = await a.chat(MSGS)
+    finally:
+        await a.aclose()
+    # The echo was there (the answer still reads), and none of it came out.
+    assert res.text.startswith("Answer: B") and MASK in res.text and MASK in (res.model_version or "")
+    for field in res.__struct_fields__:
+        value = getattr(res, field)
+        assert not isinstance(value, str) or leaked(value) == [], field
+
+
+@pytest.mark.parametrize("make", ADAPTERS)
+async def test_error_messages_that_echo_the_key_are_masked(sim, make):
+    root, _ = await sim(echo_key=True, api_key=KEY, faults={"500": 1.0})
+    a = make(root, api_key=KEY, max_retries=0)
+    try:
+        with pytest.raises(ProviderError) as e:
+            await a.chat(MSGS)
+    finally:
+        await a.aclose()
+    assert e.value.status == 500 and MASK in str(e.value) and leaked(str(e.value)) == []
+
+
+async def test_the_echo_mode_really_echoes(sim):
+    """The gateway these tests rely on sends the key back in body and header (else they prove nothing)."""
+    import aiohttp
+
+    root, _ = await sim(echo_key=True, api_key=KEY, mode="gold")
+    async with aiohttp.ClientSession() as s:
+        async with s.post(root + "/v1/chat/completions", headers={"Authorization": f"Bearer {KEY}"},
+                          json={"model": "m", "messages": [{"role": "user", "content": "hi"}]}) as r:
+            body = await r.text()
+            assert r.headers[ECHO_HEADER] == KEY
+    assert echo(KEY).strip("[] ") in body.replace("\\", "") or KEY in body
+    assert KEY.upper() in body and KEY[4:16] in body
