@@ -1,0 +1,31 @@
+-- Bootstrap intervals, materialised by store/bootstrap.py: compute_intervals(con).
+-- Created before views.sql, whose leaderboard and intervals views read them.
+-- Semantics in docs/suites.md (section "Intervals").
+
+-- The 95 % percentile bounds per (suite, version, model, level, node), level in
+-- dataset / task / sub_ability / ability / overall (node = the id; 'overall' for
+-- the overall score). rank_low / rank_high / p_veto only on the overall rows.
+CREATE TABLE IF NOT EXISTS interval_bounds (
+    suite     VARCHAR NOT NULL,
+    version   VARCHAR NOT NULL,
+    model     VARCHAR NOT NULL,
+    level     VARCHAR NOT NULL,
+    node      VARCHAR NOT NULL,
+    ci_low    DOUBLE,
+    ci_high   DOUBLE,
+    rank_low  INTEGER,   -- 95 % range of the model's rank over the replicates where it is ranked
+    rank_high INTEGER,
+    p_veto    DOUBLE,    -- share of replicates in which the gate vetoes the model
+    PRIMARY KEY (suite, version, model, level, node)
+);
+
+-- What the stored bounds were computed from: a fingerprint of every input
+-- (results, judgements, dataset metrics, suite tables, imported scores) and the
+-- bootstrap's parameters. compute_intervals recomputes only when it changed.
+CREATE TABLE IF NOT EXISTS interval_state (
+    fingerprint VARCHAR NOT NULL,
+    replicates  INTEGER NOT NULL,
+    seed        BIGINT NOT NULL,
+    seconds     DOUBLE,
+    computed_at TIMESTAMPTZ
+);
