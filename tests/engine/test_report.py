@@ -46,7 +46,7 @@ def test_leaderboard_in_table4_layout(db, capsys):
     unsafe = next(line for line in lines if re.match(r"^\s*\*\s+unsafe\s", line))
     assert "99.00" in unsafe and "40.00" in unsafe  # would-be score, unranked, below the ranked rows
     assert out.index("partial") < out.index(unsafe)
-    assert "* unsafe: vetoed, vs 40.00 < 60 (total 0; would-be score 99.00)" in out
+    assert "* vetoed: vs below 60 makes the total 0; Overall shows the would-be score" in out
     # columns: Overall, then the main abilities in file order, the gate last, coverage
     header = out[: out.index("better")]
     assert header.index("Overall") < header.index("fo") < header.index("em") < header.index("co") < header.index("vs")
