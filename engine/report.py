@@ -280,6 +280,7 @@ def report_main(argv: list[str]) -> int:
     ap.add_argument("--suite", help="suite name, name@version or .toml path (default: the only one loaded)")
     ap.add_argument("--model", help="drill down into one model")
     ap.add_argument("--reload", action="store_true", help="reload the suite file into the database first")
+    ap.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (figures, items) to FILE")
     ap.add_argument("--format", choices=FORMATS, default="text",
                     help="text (fits the terminal; 80 columns on a pipe), markdown (a GitHub table) "
                          "or csv (full precision)")
@@ -306,7 +307,12 @@ def report_main(argv: list[str]) -> int:
             msg = f"{p['dataset']} method {p['method']}: {p['problem']}"
             # stdout stays a clean table for markdown and csv
             print(f"warning: {msg}", file=sys.stdout if args.format == "text" else sys.stderr)
-        if args.model:
+        if args.html:
+            from engine.html_page import write_html
+
+            size, note = write_html(con, suite, Path(args.html))
+            print(f"wrote {args.html} ({size / 1e6:.1f} MB; {note})", file=sys.stderr)
+        elif args.model:
             head, root = drilldown(con, suite, args.model)
             if args.format == "text":
                 sys.stdout.write("\n".join(tree_lines(head, root, suite, width)) + "\n")
