@@ -15,7 +15,8 @@ of any shape (elementwise), so one call evaluates every bootstrap replicate.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 

@@ -21,6 +21,7 @@ from benchmark.suite import SuiteError
 from engine.report_table import Column, Sheet, fmt, output_width, pct, render, span
 from engine.report_tree import drilldown_sheet, tree_lines
 from store.db import StoreError, connect
+from store.bootstrap import compute_intervals
 from store.suite_tables import open_suite
 
 LEVEL_NAMES = {"L": "Low", "M": "Medium", "H": "High"}
@@ -303,6 +304,7 @@ def report_main(argv: list[str]) -> int:
         return 2
     try:
         suite = open_suite(con, args.suite, reload=args.reload)
+        compute_intervals(con)  # bootstrap bounds for the leaderboard and `intervals` (only if results changed)
         for p in _rows(con, "SELECT * FROM suite_method_problems WHERE suite = ? AND version = ?", suite):
             msg = f"{p['dataset']} method {p['method']}: {p['problem']}"
             # stdout stays a clean table for markdown and csv

@@ -60,7 +60,7 @@ def render_views(text: str, *, replicates: bool = False) -> str:
                   lambda m: (f"{m[1]}.replicate, " if m[1] else "replicate, ") if replicates else "", text)
     bounds, join = ("", "") if replicates else (
         ",\n       b.ci_low, b.ci_high, b.rank_low, b.rank_high, b.p_veto",
-        "\nLEFT JOIN interval_bounds b ON b.suite = totals.suite AND b.version = totals.version"
-        " AND b.model = totals.model AND b.level = 'overall'")
+        ("\nLEFT JOIN interval_bounds b ON b.suite = totals.suite AND b.version = totals.version"
+         " AND b.model = totals.model AND b.level = 'overall'"))
     return (text.replace("{{p}}", "boot_" if replicates else "")
             .replace("{{bounds}}", bounds).replace("{{bounds_join}}", join))
