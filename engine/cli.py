@@ -67,6 +67,7 @@ _DELEGATED = {
     "data": ("engine.data", "data_main", "fetch datasets onto this machine (data pull)"),
     "compactbench": ("engine.compactbench", "compactbench_main", "CompactBench: generate cases, run compactors"),
     "serve": ("engine.serve", "serve_main", "the report page and item browser over HTTP (read-only)"),
+    "export": ("engine.export", "export_main", "every table and view as parquet, csv or jsonl files"),
 }
 
 

@@ -37,12 +37,12 @@ def pct(x: float | None) -> str:
 
 
 def span(lo: float | None, hi: float | None, digits: int = 2) -> str:
-    """'71.20-80.30'; a rank range that is one rank is that rank."""
+    """'71.20–80.30' (an en dash: a bound may be negative); a rank range that is one rank is that rank."""
     if lo is None or hi is None:
         return "—"
     if not digits and lo == hi:
         return f"{lo:.0f}"
-    return f"{lo:.{digits}f}-{hi:.{digits}f}"
+    return f"{lo:.{digits}f}–{hi:.{digits}f}"
 
 
 def output_width(stream: TextIO | None = None) -> int:
