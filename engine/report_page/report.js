@@ -74,7 +74,7 @@ function renderLeaderboard(d) {
   if (ci.includes("rank_low")) cols.push({ label: "Rank range", title: "95% range of the rank over replicates",
     value: r => r.rank_low, show: r => r.rank_low == null ? "—" : `${r.rank_low}–${r.rank_high}` });
   for (const a of d.abilities) cols.push({ label: a.name + (a.id === d.suite.gate ? " (gate)" : ""),
-    title: a.grp || "", value: r => r.abilities[a.id] });
+    title: a.grp || "", value: r => r.abilities[a.id], show: r => fmt(r.abilities[a.id]) });
   if (ci.includes("p_veto")) cols.push({ label: "P(veto)", title: "share of replicates in which the veto fires",
     value: r => r.p_veto, show: r => fmt(r.p_veto) });
   cols.push({ label: "Coverage", value: r => r.coverage, show: r => pct(r.coverage) });
@@ -281,10 +281,10 @@ async function poll() {
 
 async function start() {
   if (R.mode === "static") renderAll(JSON.parse(document.getElementById("report-data").textContent));
+  else if (R.mode === "live") poll();  // api/live carries the report too
   else {
     const res = await fetch("api/report", { cache: "no-store" });
     renderAll(await res.json());
-    if (R.mode === "live") poll();
   }
 }
 document.addEventListener("DOMContentLoaded", start);
