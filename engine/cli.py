@@ -68,6 +68,7 @@ _DELEGATED = {
     "compactbench": ("engine.compactbench", "compactbench_main", "CompactBench: generate cases, run compactors"),
     "serve": ("engine.serve", "serve_main", "the report page and item browser over HTTP (read-only)"),
     "export": ("engine.export", "export_main", "every table and view as parquet, csv or jsonl files"),
+    "compare": ("engine.compare", "compare_main", "paired comparison of two models: differences, intervals, p"),
 }
 
 

@@ -155,8 +155,8 @@ def _collect_inputs(con: duckdb.DuckDBPyConnection, models: tuple[str, str] | No
     else:
         # items both models answered (every sample ok for both)
         universe = ("SELECT dataset, item_id FROM results WHERE model IN (?, ?) GROUP BY ALL "
-                    "HAVING count(DISTINCT model) = 2 AND bool_and(status = 'ok')")
-        params = list(models)
+                    "HAVING count(DISTINCT model) = ? AND bool_and(status = 'ok')")
+        params = [*models, len(set(models))]  # a model compared with itself: its own answered items
         pick = "SEMI JOIN picked USING (model, dataset, item_id)"
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE boot_items AS
