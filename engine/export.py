@@ -72,7 +72,7 @@ def export(con: duckdb.DuckDBPyConnection, out: Path, form: str, suite: tuple[st
         sql, params = _select(name, cols, suite)
         target = str(path).replace("'", "''")
         try:
-            (n,) = con.execute(f"COPY ({sql}) TO '{target}' ({options})", params).fetchone()
+            (n,) = con.execute(f"COPY ({sql}) TO '{target}' ({options})", params).fetchone() or (0,)
         except duckdb.Error as e:  # a view the database cannot evaluate (e.g. made by another version)
             yield name, str(e).splitlines()[0]
             continue

@@ -12,14 +12,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
 from benchmark.suite import SuiteError
 from engine.report_table import Column, Sheet, fmt, output_width, pct, render, span
-from engine.report_tree import drilldown_sheet, tree_lines
+from engine.report_tree import Node, drilldown_sheet, tree_lines
 from store.db import StoreError, connect
 from store.bootstrap import compute_intervals
 from store.suite_tables import open_suite
@@ -144,18 +143,6 @@ def _why_unranked(r: dict, meta: dict, abilities: list[dict]) -> str:
     return f"* {r['model']}: not ranked, no data for any ability in the total"
 
 
-@dataclass
-class Node:
-    label: str
-    score: float | None
-    coverage: float | None
-    detail: str = ""
-    children: list[Node] = field(default_factory=list)
-    kind: str = ""  # ability, sub_ability, level, task, dataset (the intervals view's levels, plus level)
-    key: str = ""  # the node's id in the suite
-    ci: tuple[float, float] | None = None  # the 95% interval, when the intervals view has it
-
-
 def drilldown(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str) -> tuple[str, Node]:
     """The model's hierarchy with scores, children sorted weakest first."""
     p = suite + (model,)
@@ -267,9 +254,9 @@ def _intervals(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: st
                                       "WHERE table_name = 'intervals'").fetchall()}
     if not {"model", "level", "node", "ci_low", "ci_high"} <= cols:
         return {}
-    sql, params = "SELECT level, node, ci_low, ci_high FROM intervals WHERE model = ?", (model,)
+    sql, params = "SELECT level, node, ci_low, ci_high FROM intervals WHERE model = ?", [model]
     if {"suite", "version"} <= cols:
-        sql, params = sql + " AND suite = ? AND version = ?", params + suite
+        sql, params = sql + " AND suite = ? AND version = ?", [model, *suite]
     return {(lv, node): (lo, hi) for lv, node, lo, hi in con.execute(sql, params).fetchall()
             if lo is not None and hi is not None}
 

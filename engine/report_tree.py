@@ -1,14 +1,23 @@
-"""The drill-down rendered: an indented text tree, or one row per node for Markdown and CSV."""
+"""The drill-down's nodes, rendered as an indented text tree or one row per node (Markdown, CSV)."""
 
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from engine.report_table import Column, Sheet, fmt, pct, span, wrap
 
-if TYPE_CHECKING:
-    from engine.report import Node
+
+@dataclass
+class Node:
+    label: str
+    score: float | None
+    coverage: float | None
+    detail: str = ""
+    children: list[Node] = field(default_factory=list)
+    kind: str = ""  # ability, sub_ability, level, task, dataset (the intervals view's levels, plus level)
+    key: str = ""  # the node's id in the suite
+    ci: tuple[float, float] | None = None  # the 95% interval, when the intervals view has it
 
 
 def tree_lines(head: str, root: Node, suite: tuple[str, str], width: int) -> list[str]:

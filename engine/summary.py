@@ -17,7 +17,8 @@ def print_summary(db: Path, suite: str | None) -> None:
 
         con = connect(db, read_only=True)
         try:
-            sheet = leaderboard(con, tuple(suite.split("@", 1)))
+            name, _, version = suite.partition("@")
+            sheet = leaderboard(con, (name, version))
         finally:
             con.close()
         sys.stderr.write(render(sheet, "text", output_width(sys.stderr)))
