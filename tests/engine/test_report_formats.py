@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from engine.report import drilldown, leaderboard, report_main
-from engine.report_table import Column, render, text_table
+from engine.report_table import Column, output_width, render, text_table
 from engine.report_tree import tree_lines
 from tests.store.test_views_support import flat_suite, load_toml, make_db, metric, scored
 
@@ -80,28 +80,33 @@ def test_leaderboard_fits_80_columns_with_long_model_names(db, capsys):
     assert "Unparsed" in " ".join(lines)
 
 
-def test_leaderboard_fits_80_columns_without_interval_columns(db):
-    con = shadowed(db, intervals=False)
+def board_text(db, intervals: bool) -> str:
+    con = shadowed(db, intervals)
     try:
-        out = render(leaderboard(con, ("wide", "1")), "text", 80)
+        return render(leaderboard(con, ("wide", "1")), "text", 80)
     finally:
         con.close()
-    header = " ".join(line for line in check_fits(out) if line.startswith("#"))
+
+
+def test_leaderboard_fits_80_columns_without_interval_columns(db):
+    header = " ".join(line for line in check_fits(board_text(db, intervals=False)) if line.startswith("#"))
     assert "Overall" in header and "Cov" in header and "CI" not in header and "Ranks" not in header
 
 
 def test_leaderboard_fits_80_columns_with_interval_columns(db):
-    con = shadowed(db, intervals=True)
-    try:
-        out = render(leaderboard(con, ("wide", "1")), "text", 80)
-    finally:
-        con.close()
-    lines = check_fits(out)
+    lines = check_fits(board_text(db, intervals=True))
     assert len([line for line in lines if LONGER in line]) > 1  # too wide for one table: stacked blocks
     rows = [line.split() for line in lines if LONGER in line]
     assert ["1", LONGER, "74.00–79.00", "1–2"] in rows and ["1", LONGER, "0.12", "100%", "0%"] in rows, lines
     header = " ".join(line for line in lines if line.startswith("#"))
     assert "95% CI" in header and "Ranks" in header and "Veto" in header
+
+
+def test_width_is_80_on_a_pipe_unless_columns_says(monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert output_width(io.StringIO()) == 80
+    monkeypatch.setenv("COLUMNS", "132")
+    assert output_width(io.StringIO()) == 132
 
 
 def test_text_layouts_keep_the_width():
