@@ -8,6 +8,7 @@ the items inside the file; it fetches nothing), `serve DB` and `sweep --serve PO
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -64,8 +65,10 @@ def page_title(data: dict) -> str:
 
 def write_html(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], path: Path) -> tuple[int, str]:
     """Write the static report; returns its size in bytes and what happened to the items."""
-    data = gather(con, suite)
-    items, note = inline_items(con)
+    with ThreadPoolExecutor(1) as pool, con.cursor() as cur:  # the items' Python loop overlaps the views' SQL
+        items_job = pool.submit(inline_items, cur)
+        data = gather(con, suite)
+        items, note = items_job.result()
     page = render_page("static", title=page_title(data), data=orjson.dumps(data, default=str),
                        items=items, items_note=note)
     path.write_text(page, encoding="utf-8")

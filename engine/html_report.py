@@ -8,6 +8,7 @@ the database has them), this module only collects them.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any
 
@@ -72,20 +73,26 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
 
 def node_scores(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> dict[str, dict[str, dict[str, list]]]:
     """level -> model -> node -> [score, coverage, ci_low, ci_high] (intervals when the view exists)."""
+    def fetch(view: str, col: str) -> list[tuple]:
+        with con.cursor() as cur:  # one cursor per thread
+            return cur.execute(f"SELECT model, {col}, score, coverage FROM {view} WHERE suite = ? AND version = ?",
+                               suite).fetchall()
+
+    # Each view recomputes the layers under it; DuckDB releases the GIL, so they run side by side.
+    with ThreadPoolExecutor(len(SCORE_VIEWS)) as pool:
+        got = {level: pool.submit(fetch, *vc) for level, vc in SCORE_VIEWS.items()}
     out: dict[str, dict[str, dict[str, list]]] = {}
-    for level, (view, col) in SCORE_VIEWS.items():
+    for level, future in got.items():
         per: dict[str, dict[str, list]] = {}
-        for model, node, score, cov in con.execute(
-                f"SELECT model, {col}, score, coverage FROM {view} WHERE suite = ? AND version = ?", suite).fetchall():
+        for model, node, score, cov in future.result():
             per.setdefault(model, {})[node] = [score, cov, None, None]
         out[level] = per
-    if relation_exists(con, "intervals"):
-        try:
-            got = con.execute("SELECT model, level, node, ci_low, ci_high FROM intervals "
-                              "WHERE suite = ? AND version = ?", suite).fetchall()
-        except duckdb.Error:
-            got = []  # an intervals view of another shape (or one that needs a suite): the report goes without
-        for model, level, node, lo, hi in got:
+    # The bounds straight from the table behind the `intervals` view (store/bootstrap.py): the view
+    # joins them to every layer's scores again, which would double the report's time.
+    if relation_exists(con, "interval_bounds"):
+        for model, level, node, lo, hi in con.execute(
+                "SELECT model, level, node, ci_low, ci_high FROM interval_bounds WHERE suite = ? AND version = ?",
+                suite).fetchall():
             cell = out.get(level, {}).get(model, {}).get(node)
             if cell is not None:
                 cell[2], cell[3] = lo, hi
