@@ -33,6 +33,13 @@ def _timed(fn) -> tuple[float, object]:
     return time.perf_counter() - t0, out
 
 
+def _load() -> str:
+    try:
+        return "load average " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "load average unknown"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", type=int, default=30)
@@ -55,8 +62,12 @@ def main() -> int:
     print("command: " + " ".join([".venv/bin/python bench/intervals_bench.py", *sys.argv[1:]]))
     print(f"duckdb {duckdb.__version__}; {n_rows:,} item rows ({args.models} models x {len(suite.datasets)} "
           f"datasets x {args.items} items), {args.replicates} replicates")
+    cpu0 = time.process_time()
     first, run = _timed(lambda: compute_intervals(con, replicates=args.replicates))
-    print(f"compute_intervals, from scratch      {first:8.2f} s  (recomputed: {run.recomputed})")
+    cpu = time.process_time() - cpu0
+    print(f"compute_intervals, from scratch      {first:8.2f} s  (CPU {cpu:.2f} s over all threads; {_load()})")
+    for phase, s in run.phases.items():
+        print(f"    {phase:<33}{s:8.2f} s")
     again, run = _timed(lambda: compute_intervals(con, replicates=args.replicates))
     print(f"compute_intervals, inputs unchanged  {again:8.2f} s  (recomputed: {run.recomputed})")
     t, rows = _timed(lambda: con.execute("SELECT * FROM intervals").fetchall())

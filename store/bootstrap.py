@@ -49,6 +49,7 @@ class IntervalRun(msgspec.Struct, frozen=True):
     recomputed: bool
     seconds: float
     replicates: int
+    phases: dict[str, float] = {}  # wall seconds per phase, when recomputed (for bench/intervals_bench.py)
 
 
 def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = 1000, seed: int = 0,
@@ -65,7 +66,8 @@ def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = 1000,
     stored = con.execute("SELECT fingerprint FROM interval_state").fetchone()
     if stored is not None and stored[0] == fp and not force:
         return IntervalRun(False, time.perf_counter() - t0, replicates)
-    build_replicates(con, replicates=replicates, seed=seed)
+    phases = {"fingerprint": time.perf_counter() - t0, **build_replicates(con, replicates=replicates, seed=seed)}
+    t1 = time.perf_counter()
     with transaction(con):
         con.execute("DELETE FROM interval_bounds")
         con.execute(_BOUNDS_SQL)
@@ -74,7 +76,8 @@ def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = 1000,
         con.execute("INSERT INTO interval_state VALUES (?, ?, ?, ?, ?)",
                     [fp, replicates, seed, seconds, datetime.now(UTC)])
     drop_replicates(con)
-    return IntervalRun(True, seconds, replicates)
+    phases["bounds"] = time.perf_counter() - t1
+    return IntervalRun(True, seconds, replicates, phases)
 
 
 def fingerprint(con: duckdb.DuckDBPyConnection, replicates: int, seed: int) -> str:
@@ -110,13 +113,21 @@ GROUP BY suite, version, model
 
 
 def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: int,
-                     models: tuple[str, str] | None = None) -> None:
+                     models: tuple[str, str] | None = None) -> dict[str, float]:
     """Create the temp tables boot_dataset_scores ... boot_leaderboard (replicate -1 = point estimate).
 
     With ``models``, only those two models, on the items both answered (status
-    ok for both): the paired comparison's sample.
+    ok for both): the paired comparison's sample. Returns wall seconds per phase.
     """
+    clock = [time.perf_counter()]
+    phases: dict[str, float] = {}
+
+    def lap(name: str) -> None:
+        clock.append(time.perf_counter())
+        phases[name] = clock[-1] - clock[-2]
+
     _collect_inputs(con, models)
+    lap("inputs (SQL)")
     values = _replicate_values(con, replicates, seed)
     rows, scores = _dataset_replicates(con, values, models)
     n = replicates + 1
@@ -133,10 +144,13 @@ def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: i
                    SELECT replicate, suite::VARCHAR AS suite, version::VARCHAR AS version, model::VARCHAR AS model,
                           dataset::VARCHAR AS dataset, coverage, score FROM boot_dataset_arrow""")
     con.unregister("boot_dataset_arrow")
+    lap("replicate dataset scores (numpy)")
     # the views' own hierarchy, each layer materialised once for the next
     sql = render_views(hierarchy_sql(), replicates=True).replace(
         "CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP TABLE")
     con.execute(sql)
+    lap("hierarchy (SQL)")
+    return phases
 
 
 def drop_replicates(con: duckdb.DuckDBPyConnection) -> None:
@@ -227,15 +241,17 @@ def _replicate_values(con: duckdb.DuckDBPyConnection, replicates: int, seed: int
         if dataset not in block:
             continue
         lo, hi = block[dataset]
-        counts = np.vstack([np.ones((1, n)), resample_counts(seed, dataset, ids_md5, n, replicates)])
-        r0, r1 = np.searchsorted(key_of_row, [lo, hi])
+        counts = resample_counts(seed, dataset, ids_md5, n, replicates).astype(np.float32)
+        r0, r1 = np.searchsorted(key_of_row, np.array([lo, hi], dtype=key_of_row.dtype))
         v = np.zeros((n, (hi - lo) * 6))
         local = (key_of_row[r0:r1] - lo) * 6
         for j in range(6):
             v[idx[r0:r1], local + j] = stats[r0:r1, j]
         used = v.any(axis=0)  # unset b/c columns sum to 0 without a product
         sums = np.zeros((replicates + 1, v.shape[1]))
-        sums[:, used] = counts @ v[:, used]
+        sums[0] = v.sum(axis=0)  # the point estimate, in double precision
+        # replicates in single precision: half the work; ~1e-7 relative on a bound
+        sums[1:, used] = counts @ v[:, used].astype(np.float32)
         sums = sums.reshape(replicates + 1, hi - lo, 6)
         _apply_kinds(keys[lo:hi], sums, values[:, lo:hi])
     return values
@@ -253,13 +269,18 @@ def _apply_kinds(keys: list, sums: np.ndarray, out: np.ndarray) -> None:
 
 
 def resample_counts(seed: int, dataset: str, ids_md5: str, n: int, replicates: int) -> np.ndarray:
-    """(replicates x n) how often each item (in sorted id order) is drawn in each replicate."""
+    """(replicates x n) how often each item (in sorted id order) is drawn in each replicate.
+
+    Draw j of replicate r picks item floor(h * n / 2^32), h the high 32 bits of
+    splitmix64(base + r * n + j), base a hash of (seed, dataset, the sorted ids).
+    """
     base = int.from_bytes(hashlib.blake2b(f"{seed}\n{dataset}\n{ids_md5}".encode(), digest_size=8).digest(),
                           "little")
     draws = np.arange(replicates * n, dtype=np.uint64)
-    picked = _splitmix64(draws + np.uint64(base)) % np.uint64(n)
-    flat = (draws // np.uint64(n)) * np.uint64(n) + picked
-    return np.bincount(flat.astype(np.int64), minlength=replicates * n).reshape(replicates, n).astype(float)
+    with np.errstate(over="ignore"):
+        picked = ((_splitmix64(draws + np.uint64(base)) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32)
+    flat = picked.astype(np.int64).reshape(replicates, n) + (np.arange(replicates, dtype=np.int64) * n)[:, None]
+    return np.bincount(flat.ravel(), minlength=replicates * n).reshape(replicates, n)
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:

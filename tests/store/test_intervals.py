@@ -180,3 +180,51 @@ def test_recomputes_only_when_the_inputs_change(con, tmp_path):
     assert compute_intervals(con, replicates=200).recomputed
     con.execute("UPDATE suite_abilities SET weight = 2")
     assert compute_intervals(con, replicates=200).recomputed
+
+
+# ------------------------------------------------------------------- judged
+
+JUDGED_SUITE = """
+[suite]
+name = "j"
+version = "1"
+[scoring]
+[[ability]]
+id = "a"
+[[ability.sub_ability]]
+id = "s"
+[[ability.sub_ability.task]]
+id = "t"
+level = "L"
+datasets = ["d1"]
+[datasets]
+d1 = { methods = [{ metric = "judge_score", normalization = "numeric", min = 1, max = 5 }] }
+"""
+
+
+def test_judged_dataset_resamples_the_judge_scores(con, tmp_path):
+    """A judge metric is bootstrapped over its per-item judge scores, with the same item draws."""
+    load_toml(con, tmp_path, JUDGED_SUITE)
+    metric(con, "d1")
+    con.execute("INSERT INTO judge_metrics VALUES ('d1', 'judge_score', 'mean', 'score', 'r1', 'J')")
+    for m, shift in (("m1", 0), ("m2", 1)):
+        items(con, m, "d1", [1.0] * 40)
+        con.executemany(
+            "INSERT INTO judgements (model, dataset, item_id, sample, judge, rubric, answer_md5, status, score, "
+            "attempts) VALUES (?, 'd1', ?, 0, 'J', 'r1', md5(''), 'ok', ?, 1)",
+            [(m, f"i{i}", min(5, 1 + (i % 4) + shift)) for i in range(40)])
+    build_replicates(con, replicates=300, seed=0)
+    try:
+        _assert_point_replicate_equals_views(con)
+        s = {m: np.array([r[0] for r in con.execute(
+            "SELECT score FROM boot_dataset_scores WHERE model = ? AND replicate >= 0 ORDER BY replicate", [m]
+        ).fetchall()]) for m in ("m1", "m2")}
+    finally:
+        drop_replicates(con)
+    assert s["m1"].std() > 1  # the judge scores vary, so do the replicates
+    # paired: m2 = m1 + 1 point per item except where capped at 5 (i % 4 == 3), on the same draws
+    assert (s["m2"] > s["m1"]).all()
+    compute_intervals(con, replicates=300)
+    score, lo, hi = con.execute("SELECT score, ci_low, ci_high FROM intervals WHERE model = 'm1' "
+                                "AND level = 'dataset'").fetchone()
+    assert score == pytest.approx(100 * (2.5 - 1) / 4) and lo < score < hi
