@@ -20,11 +20,9 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.views_bench import populate
+from bench.views_bench import build_db
 from benchmark.suite import load_suite
 from store.bootstrap import compute_intervals
-from store.suite_tables import load_suite_tables
-from store.views import ensure_views
 
 
 def _timed(fn) -> tuple[float, object]:
@@ -52,12 +50,7 @@ def main() -> int:
     suite = load_suite(args.suite)
     tmp = tempfile.TemporaryDirectory()
     db = Path(args.db) if args.db else Path(tmp.name) / "bench.duckdb"
-    db.unlink(missing_ok=True)
-    con = duckdb.connect(str(db))
-    ensure_views(con)
-    load_suite_tables(con, suite)
-    populate(con, suite.datasets, args.models, args.items)
-    con.execute("CHECKPOINT")
+    con = build_db(db, suite, args.models, args.items)
     n_rows = con.execute("SELECT count(*) FROM results").fetchone()[0]
     print("command: " + " ".join([".venv/bin/python bench/intervals_bench.py", *sys.argv[1:]]))
     print(f"duckdb {duckdb.__version__}; {n_rows:,} item rows ({args.models} models x {len(suite.datasets)} "

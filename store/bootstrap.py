@@ -83,9 +83,9 @@ def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = 1000,
 def fingerprint(con: duckdb.DuckDBPyConnection, replicates: int, seed: int) -> str:
     parts = [ALGORITHM, str(replicates), str(seed)]
     for table, cols in _INPUTS:
-        n, h = con.execute(f"SELECT count(*), coalesce(sum(hash({'t' if cols == '*' else cols})), 0) "
-                           f"FROM {table} t").fetchone()
-        parts.append(f"{table}:{n}:{h}")
+        row = con.execute(f"SELECT count(*), coalesce(sum(hash({'t' if cols == '*' else cols})), 0) "
+                          f"FROM {table} t").fetchone()
+        parts.append(f"{table}:{row}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -262,7 +262,9 @@ def _apply_kinds(keys: list, sums: np.ndarray, out: np.ndarray) -> None:
     kinds = np.array([k[4] for k in keys])
     for kind in set(kinds) - {"macro_f1"}:
         sel = kinds == kind
-        out[:, sel] = KINDS[kind].python(Sums(*(sums[:, sel, j] for j in range(6))))
+        formula = KINDS[kind].python
+        assert formula is not None  # only macro_f1 has none
+        out[:, sel] = formula(Sums(*(sums[:, sel, j] for j in range(6))))
     for i in np.flatnonzero(kinds == "macro_f1"):
         labels = (kinds == "label_f1") & np.array([k[2] == keys[i][2] for k in keys])
         out[:, i] = macro_of(out[:, labels], axis=1)
@@ -313,7 +315,7 @@ def _dataset_replicates(con: duckdb.DuckDBPyConnection, values: np.ndarray,
              AND k.dataset = m.dataset AND k.method = m.method
         ORDER BY 1, 2, 3, 4""").fetchall()
     groups: dict[tuple, int] = {}
-    starts = []
+    starts: list[int] = []
     for i, m in enumerate(methods):
         if m[:4] not in groups:
             groups[m[:4]] = len(starts)
