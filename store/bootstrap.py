@@ -63,9 +63,10 @@ def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = 1000,
         raise ValueError("replicates must be at least 1")
     t0 = time.perf_counter()
     fp = fingerprint(con, replicates, seed)
-    stored = con.execute("SELECT fingerprint FROM interval_state").fetchone()
-    if stored is not None and stored[0] == fp and not force:
+    stored = con.execute("SELECT fingerprint, signature = interval_signature() FROM interval_state").fetchone()
+    if stored is not None and stored[0] == fp and stored[1] and not force:
         return IntervalRun(False, time.perf_counter() - t0, replicates)
+    signature = con.execute("SELECT interval_signature()").fetchone()
     phases = {"fingerprint": time.perf_counter() - t0, **build_replicates(con, replicates=replicates, seed=seed)}
     t1 = time.perf_counter()
     with transaction(con):
@@ -73,8 +74,8 @@ def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = 1000,
         con.execute(_BOUNDS_SQL)
         con.execute("DELETE FROM interval_state")
         seconds = time.perf_counter() - t0
-        con.execute("INSERT INTO interval_state VALUES (?, ?, ?, ?, ?)",
-                    [fp, replicates, seed, seconds, datetime.now(UTC)])
+        con.execute("INSERT INTO interval_state VALUES (?, ?, ?, ?, ?, ?)",
+                    [fp, replicates, seed, seconds, datetime.now(UTC), signature[0] if signature else None])
     drop_replicates(con)
     phases["bounds"] = time.perf_counter() - t1
     return IntervalRun(True, seconds, replicates, phases)

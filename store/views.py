@@ -31,6 +31,10 @@ VIEW_NAMES = (
 )
 
 
+# The stored bounds hold for the results as they are now (store/interval_tables.sql).
+FRESH_BOUNDS = "(SELECT max(signature) FROM interval_state) = interval_signature()"
+
+
 def ensure_views(con: duckdb.DuckDBPyConnection) -> None:
     """Create the base tables if missing, then (re)create every view.
 
@@ -61,6 +65,6 @@ def render_views(text: str, *, replicates: bool = False) -> str:
     bounds, join = ("", "") if replicates else (
         ",\n       b.ci_low, b.ci_high, b.rank_low, b.rank_high, b.p_veto",
         ("\nLEFT JOIN interval_bounds b ON b.suite = totals.suite AND b.version = totals.version"
-         " AND b.model = totals.model AND b.level = 'overall'"))
-    return (text.replace("{{p}}", "boot_" if replicates else "")
+         " AND b.model = totals.model AND b.level = 'overall' AND " + FRESH_BOUNDS))
+    return (text.replace("{{p}}", "boot_" if replicates else "").replace("{{fresh_bounds}}", FRESH_BOUNDS)
             .replace("{{bounds}}", bounds).replace("{{bounds_join}}", join))

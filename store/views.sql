@@ -311,7 +311,7 @@ WHERE m.dataset IN (SELECT dataset FROM dataset_metrics)
 -- Bootstrap intervals beside each node's point estimate (the views above, so
 -- `score` is exactly theirs). The bounds are stored by store/bootstrap.py:
 -- compute_intervals(con), which `report` runs when the results changed; NULL
--- bounds: not computed yet. source: 'items' or 'external' (an imported score,
+-- bounds: not computed yet, or the results changed since (interval_signature()). source: 'items' or 'external' (an imported score,
 -- held constant: zero width) on dataset rows. Semantics in docs/suites.md.
 CREATE OR REPLACE VIEW intervals AS
 WITH points AS (
@@ -324,4 +324,4 @@ WITH points AS (
 SELECT p.suite, p.version, p.model, p.level, p.node, p.score, b.ci_low, b.ci_high, p.source
 FROM points p
 LEFT JOIN interval_bounds b ON b.suite = p.suite AND b.version = p.version AND b.model = p.model
-     AND b.level = p.level AND b.node = p.node;
+     AND b.level = p.level AND b.node = p.node AND {{fresh_bounds}};

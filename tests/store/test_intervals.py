@@ -182,6 +182,20 @@ def test_recomputes_only_when_the_inputs_change(con, tmp_path):
     assert compute_intervals(con, replicates=200).recomputed
 
 
+def test_views_hide_bounds_of_older_results(con, tmp_path):
+    """New rows (a sweep running) make the stored bounds stale: the views show none until recomputed."""
+    load_toml(con, tmp_path, flat_suite({"a": (1, ["d1"])}))
+    metric(con, "d1")
+    items(con, "m", "d1", _bits(30, 10))
+    compute_intervals(con, replicates=100)
+    fresh = "SELECT (SELECT ci_low FROM leaderboard), (SELECT ci_low FROM intervals WHERE level = 'dataset')"
+    assert None not in con.execute(fresh).fetchone()
+    items(con, "m", "d1", [1.0], start=100)
+    assert con.execute(fresh).fetchone() == (None, None)
+    compute_intervals(con, replicates=100)
+    assert None not in con.execute(fresh).fetchone()
+
+
 # ------------------------------------------------------------------- judged
 
 JUDGED_SUITE = """
