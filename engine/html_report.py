@@ -45,9 +45,12 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
     abilities = rows(con, "SELECT ability AS id, name, grp, weight FROM suite_abilities "
                           "WHERE suite = ? AND version = ? ORDER BY position", suite)
     abilities.sort(key=lambda a: a["id"] == meta["gate"])  # Table 4: the total's abilities, then the gate
-    board = rows(con, "SELECT * FROM leaderboard WHERE suite = ? AND version = ? "
-                      "ORDER BY rank NULLS LAST, raw_total DESC NULLS LAST, model", suite)
-    scores = node_scores(con, suite)
+    # Each view recomputes the layers under it; DuckDB releases the GIL, so they run side by side.
+    with ThreadPoolExecutor(1 + len(SCORE_VIEWS)) as pool:
+        board_job = pool.submit(_rows_in_thread, con, "SELECT * FROM leaderboard WHERE suite = ? AND version = ? "
+                                "ORDER BY rank NULLS LAST, raw_total DESC NULLS LAST, model", suite)
+        scores = node_scores(con, suite, pool)
+        board = board_job.result()
     for r in board:
         r["abilities"] = {a["id"]: scores["ability"].get(r["model"], {}).get(a["id"], [None])[0] for a in abilities}
         r.pop("suite", None), r.pop("version", None)
@@ -71,21 +74,22 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
     return data
 
 
-def node_scores(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> dict[str, dict[str, dict[str, list]]]:
-    """level -> model -> node -> [score, coverage, ci_low, ci_high] (intervals when the view exists)."""
-    def fetch(view: str, col: str) -> list[tuple]:
-        with con.cursor() as cur:  # one cursor per thread
-            return cur.execute(f"SELECT model, {col}, score, coverage FROM {view} WHERE suite = ? AND version = ?",
-                               suite).fetchall()
+def _rows_in_thread(con: duckdb.DuckDBPyConnection, sql: str, params: Any) -> list[dict]:
+    with con.cursor() as cur:  # a connection is not shared between threads: one cursor each
+        return rows(cur, sql, params)
 
-    # Each view recomputes the layers under it; DuckDB releases the GIL, so they run side by side.
-    with ThreadPoolExecutor(len(SCORE_VIEWS)) as pool:
-        got = {level: pool.submit(fetch, *vc) for level, vc in SCORE_VIEWS.items()}
+
+def node_scores(con: duckdb.DuckDBPyConnection, suite: tuple[str, str],
+                pool: ThreadPoolExecutor) -> dict[str, dict[str, dict[str, list]]]:
+    """level -> model -> node -> [score, coverage, ci_low, ci_high] (bounds when the bootstrap has run)."""
+    got = {level: pool.submit(_rows_in_thread, con, f"SELECT model, {col} AS node, score, coverage FROM {view} "
+                              "WHERE suite = ? AND version = ?", suite)
+           for level, (view, col) in SCORE_VIEWS.items()}
     out: dict[str, dict[str, dict[str, list]]] = {}
     for level, future in got.items():
         per: dict[str, dict[str, list]] = {}
-        for model, node, score, cov in future.result():
-            per.setdefault(model, {})[node] = [score, cov, None, None]
+        for r in future.result():
+            per.setdefault(r["model"], {})[r["node"]] = [r["score"], r["coverage"], None, None]
         out[level] = per
     # The bounds straight from the table behind the `intervals` view (store/bootstrap.py): the view
     # joins them to every layer's scores again, which would double the report's time.

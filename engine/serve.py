@@ -21,11 +21,11 @@ import duckdb
 import orjson
 from aiohttp import web
 
+from benchmark.suite import SuiteError
 from engine.html_items import items_payload
 from engine.html_page import render_page
 from engine.html_report import gather
 from engine.progress import Progress, log
-from benchmark.suite import SuiteError
 from store.db import StoreError, connect
 
 REPORT_TTL_S = 5.0  # live mode: the leaderboard is recomputed at most this often

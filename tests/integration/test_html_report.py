@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.helpers import query, run_cli
-from tests.integration.report_db import MODELS, build_db, chromium_page, require_browser, screenshot_dir
+from tests.integration.report_db import (
+    MODELS,
+    build_db,
+    chromium_page,
+    require_browser,
+    screenshot_dir,
+)
 
 FIGURES = ("fig4-abilities", "fig4-tasks", "fig5-open-closed", "fig6-family-size", "fig7-core-foundational")
 
@@ -104,8 +110,9 @@ def test_item_browser_filters_and_compares_inline_items(report):
 def test_figures_without_metadata_show_notes(report, tmp_path):
     sync_api = require_browser()
     db, _ = report
-    import duckdb
     import shutil
+
+    import duckdb
 
     bare = tmp_path / "bare.duckdb"
     shutil.copy(db, bare)

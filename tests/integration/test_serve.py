@@ -14,8 +14,17 @@ import pytest
 from bench.sim_server import SimServerProcess
 from tests.conftest import DATA_DIR
 from tests.integration.helpers import ROOT, query
-from tests.integration.report_db import (DATASETS, MODELS, build_db, chromium_page, free_port, models_file,
-                                         require_browser, screenshot_dir, sim_profiles)
+from tests.integration.report_db import (
+    DATASETS,
+    MODELS,
+    build_db,
+    chromium_page,
+    free_port,
+    models_file,
+    require_browser,
+    screenshot_dir,
+    sim_profiles,
+)
 
 
 def _get(url: str, timeout: float = 10):
