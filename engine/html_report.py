@@ -51,6 +51,8 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
                                 "ORDER BY rank NULLS LAST, raw_total DESC NULLS LAST, model", suite)
         scores = node_scores(con, suite, pool)
         board = board_job.result()
+    if any(r.get("ci_low") is not None for r in board):
+        attach_bounds(con, suite, scores)
     for r in board:
         r["abilities"] = {a["id"]: scores["ability"].get(r["model"], {}).get(a["id"], [None])[0] for a in abilities}
         r.pop("suite", None), r.pop("version", None)
@@ -81,7 +83,7 @@ def _rows_in_thread(con: duckdb.DuckDBPyConnection, sql: str, params: Any) -> li
 
 def node_scores(con: duckdb.DuckDBPyConnection, suite: tuple[str, str],
                 pool: ThreadPoolExecutor) -> dict[str, dict[str, dict[str, list]]]:
-    """level -> model -> node -> [score, coverage, ci_low, ci_high] (bounds when the bootstrap has run)."""
+    """level -> model -> node -> [score, coverage, ci_low, ci_high] (bounds None: attach_bounds fills them)."""
     got = {level: pool.submit(_rows_in_thread, con, f"SELECT model, {col} AS node, score, coverage FROM {view} "
                               "WHERE suite = ? AND version = ?", suite)
            for level, (view, col) in SCORE_VIEWS.items()}
@@ -91,16 +93,21 @@ def node_scores(con: duckdb.DuckDBPyConnection, suite: tuple[str, str],
         for r in future.result():
             per.setdefault(r["model"], {})[r["node"]] = [r["score"], r["coverage"], None, None]
         out[level] = per
-    # The bounds straight from the table behind the `intervals` view (store/bootstrap.py): the view
-    # joins them to every layer's scores again, which would double the report's time.
-    if relation_exists(con, "interval_bounds"):
-        for model, level, node, lo, hi in con.execute(
-                "SELECT model, level, node, ci_low, ci_high FROM interval_bounds WHERE suite = ? AND version = ?",
-                suite).fetchall():
-            cell = out.get(level, {}).get(model, {}).get(node)
-            if cell is not None:
-                cell[2], cell[3] = lo, hi
     return out
+
+
+def attach_bounds(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], scores: dict) -> None:
+    """Each node's 95% bounds, straight from the table behind the `intervals` view (store/bootstrap.py):
+    the view would recompute every layer's scores again, doubling the report's time. Called only
+    when the leaderboard shows bounds, i.e. they were computed from the results as they are now."""
+    if not relation_exists(con, "interval_bounds"):
+        return
+    for model, level, node, lo, hi in con.execute(
+            "SELECT model, level, node, ci_low, ci_high FROM interval_bounds WHERE suite = ? AND version = ?",
+            suite).fetchall():
+        cell = scores.get(level, {}).get(model, {}).get(node)
+        if cell is not None:
+            cell[2], cell[3] = lo, hi
 
 
 def hierarchy(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> list[dict]:

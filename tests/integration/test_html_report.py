@@ -55,6 +55,10 @@ def test_report_renders_offline_with_every_figure_and_sorts(report):
             for model, vetoed, raw in want:
                 if vetoed:
                     assert f"would-be {raw:.2f}" in text
+            # `report` ran the bootstrap: the total's interval and rank range, and node bounds in the drill-down.
+            (lo, hi), = query(db, "SELECT ci_low, ci_high FROM leaderboard WHERE model = 'alpha-large'")
+            assert lo is not None and f"{lo:.2f}–{hi:.2f}" in text
+            assert " CI " in page.inner_text("#dd-tree")
             # Sorting: the Model header sorts by name, a second click reverses.
             page.click("#board th:has-text('Model')")
             assert _cells(page, 2) == sorted(MODELS)
