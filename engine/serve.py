@@ -126,8 +126,13 @@ async def serve_live(port: int, con: duckdb.DuckDBPyConnection, progress: Progre
         "SELECT r.run_id, r.suite, r.suite_version, s.title FROM runs r LEFT JOIN suites s "
         "ON s.suite = r.suite AND s.version = r.suite_version ORDER BY r.started_at DESC LIMIT 1").fetchone()
     reader = Reader(con, (suite, version))
-    runner, url = await _site(build_app(reader, title=f"{title or suite} — live sweep",
-                                        live=LiveStatus(progress, limits, run_id)), host, port)
+    try:
+        runner, url = await _site(build_app(reader, title=f"{title or suite} — live sweep",
+                                            live=LiveStatus(progress, limits, run_id)), host, port)
+    except OSError as e:  # the sweep matters more than its view: say so and go on without it
+        log(f"warning: no live view: cannot listen on {host}:{port} ({e.strerror or e})")
+        reader.close()
+        return
     log(f"live view: {url}")
     try:
         await anyio.sleep_forever()

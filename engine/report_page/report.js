@@ -64,7 +64,7 @@ function renderLeaderboard(d) {
   const cols = [
     { label: "Rank", value: r => r.rank, show: r => r.rank == null ? "*" : r.rank },
     { label: "Model", text: true, value: r => r.model },
-    { label: "Overall", value: r => r.rank == null ? r.raw_total : r.total,
+    { label: "Overall", value: r => r.vetoed ? 0 : r.rank == null ? r.raw_total : r.total,
       show: r => r.vetoed ? el("span", {}, "0 ", el("span", { class: "ci", text: `(would-be ${fmt(r.raw_total)})` }))
                           : r.rank == null ? el("span", {}, fmt(r.raw_total), el("span", { class: "ci", text: " (would-be)" }))
                           : fmt(r.total) },

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,18 @@ def screenshot_dir() -> Path:
     out = Path(os.environ.get("REPORT_SCREENSHOTS", "/tmp/report-screens"))
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+@contextmanager
+def loaded_page(url: str, wait: str | None = "#board tbody tr") -> Iterator:
+    """The page at url in headless Chromium, once `wait` has appeared; skips without a browser."""
+    sync_api = require_browser()
+    with sync_api.sync_playwright() as p:
+        browser, page = chromium_page(p)
+        try:
+            page.goto(url)
+            if wait:
+                page.wait_for_selector(wait)
+            yield page
+        finally:
+            browser.close()

@@ -18,10 +18,9 @@ from tests.integration.report_db import (
     DATASETS,
     MODELS,
     build_db,
-    chromium_page,
     free_port,
+    loaded_page,
     models_file,
-    require_browser,
     screenshot_dir,
     sim_profiles,
 )
@@ -76,37 +75,30 @@ def test_api_sends_the_report_and_one_datasets_items(served):
 
 
 def test_served_page_opens_items_filters_wrong_and_compares(served):
-    sync_api = require_browser()
     db, url = served
     (n_unparsed,), = query(db, "SELECT count(*) FROM results WHERE model = 'echo-model' AND dataset = 'sst2' "
                                "AND status = 'ok' AND prediction IS NULL")
-    with sync_api.sync_playwright() as p:
-        browser, page = chromium_page(p)
-        try:
-            page.goto(url)
-            page.wait_for_selector("#board tbody tr")
-            page.wait_for_function("document.querySelectorAll('.js-plotly-plot svg.main-svg').length >= 5")
-            page.select_option("#it-dataset", "sst2")
-            page.select_option("#it-model", "echo-model")
-            page.select_option("#it-filter", "unparsed")
-            page.wait_for_function("document.querySelector('#it-note').textContent.includes('echo-model on sst2')")
-            assert n_unparsed > 0
-            assert page.locator("#it-table tbody tr").count() == n_unparsed
-            page.select_option("#it-filter", "wrong")
-            page.select_option("#it-other", "alpha-small")
-            page.wait_for_function("document.querySelectorAll('#it-table thead th').length === 8")
-            b_scores = dict(query(db, "SELECT item_id, score FROM results WHERE model = 'alpha-small' "
-                                      "AND dataset = 'sst2'"))
-            rows = [r.locator("td").all_inner_texts() for r in page.locator("#it-table tbody tr").all()]
-            assert len(rows) == n_unparsed  # every echo answer is unparsed, so all are "wrong"
-            for cells in rows:  # item, gold, A (response, prediction, score), B (the same) side by side
-                assert cells[4] == "0.00" and cells[3] == "unparsed"
-                assert cells[7] == f"{b_scores[cells[0]]:.2f}"
-            page.locator("#items").screenshot(path=str(screenshot_dir() / "serve-items.png"))
-            assert page.errors == []
-            assert all(u.startswith(url) for u in page.requests)  # nothing but the server itself
-        finally:
-            browser.close()
+    with loaded_page(url) as page:
+        page.wait_for_function("document.querySelectorAll('.js-plotly-plot svg.main-svg').length >= 5")
+        page.select_option("#it-dataset", "sst2")
+        page.select_option("#it-model", "echo-model")
+        page.select_option("#it-filter", "unparsed")
+        page.wait_for_function("document.querySelector('#it-note').textContent.includes('echo-model on sst2')")
+        assert n_unparsed > 0
+        assert page.locator("#it-table tbody tr").count() == n_unparsed
+        page.select_option("#it-filter", "wrong")
+        page.select_option("#it-other", "alpha-small")
+        page.wait_for_function("document.querySelectorAll('#it-table thead th').length === 8")
+        b_scores = dict(query(db, "SELECT item_id, score FROM results WHERE model = 'alpha-small' "
+                                  "AND dataset = 'sst2'"))
+        rows = [r.locator("td").all_inner_texts() for r in page.locator("#it-table tbody tr").all()]
+        assert len(rows) == n_unparsed  # every echo answer is unparsed, so all are "wrong"
+        for cells in rows:  # item, gold, A (response, prediction, score), B (the same) side by side
+            assert cells[4] == "0.00" and cells[3] == "unparsed"
+            assert cells[7] == f"{b_scores[cells[0]]:.2f}"
+        page.locator("#items").screenshot(path=str(screenshot_dir() / "serve-items.png"))
+        assert page.errors == []
+        assert all(u.startswith(url) for u in page.requests)  # nothing but the server itself
 
 
 def test_sweep_serves_a_live_view_while_it_runs(tmp_path):
@@ -128,24 +120,15 @@ def test_sweep_serves_a_live_view_while_it_runs(tmp_path):
             assert sorted(r["model"] for r in live["models"]) == sorted(MODELS)
             assert all(r["total"] == 12 * len(DATASETS.split(",")) for r in live["models"])
             assert {"leaderboard", "coverage", "figures"} <= set(live["report"])
-            sync_api = None
             try:
-                sync_api = require_browser()
+                with loaded_page(url, wait="#live-table tbody tr") as page:
+                    first = page.inner_text("#live-table tbody")
+                    page.wait_for_function(f"document.querySelector('#live-table tbody').innerText !== "
+                                           f"{json.dumps(first)}", timeout=20_000)  # refreshed in place
+                    page.screenshot(path=str(screenshot_dir() / "live.png"))
+                    assert page.errors == []
             except pytest.skip.Exception:
-                pass
-            if sync_api is not None:
-                with sync_api.sync_playwright() as p:
-                    browser, page = chromium_page(p)
-                    try:
-                        page.goto(url)
-                        page.wait_for_selector("#live-table tbody tr")
-                        first = page.inner_text("#live-table tbody")
-                        page.wait_for_function(f"document.querySelector('#live-table tbody').innerText !== "
-                                               f"{json.dumps(first)}", timeout=20_000)  # refreshed in place
-                        page.screenshot(path=str(screenshot_dir() / "live.png"))
-                        assert page.errors == []
-                    finally:
-                        browser.close()
+                pass  # no browser here: the API checks above stand
             assert proc.wait(180) == 0, proc.stderr.read()
         finally:
             if proc.poll() is None:
