@@ -65,9 +65,10 @@ function renderLeaderboard(d) {
     { label: "Rank", value: r => r.rank, show: r => r.rank == null ? "*" : r.rank },
     { label: "Model", text: true, value: r => r.model },
     { label: "Overall", value: r => r.vetoed ? 0 : r.rank == null ? r.raw_total : r.total,
-      show: r => r.vetoed ? el("span", {}, "0 ", el("span", { class: "ci", text: `(would-be ${fmt(r.raw_total)})` }))
-                          : r.rank == null ? el("span", {}, fmt(r.raw_total), el("span", { class: "ci", text: " (would-be)" }))
-                          : fmt(r.total) },
+      show: r => r.raw_total == null && r.rank == null ? (r.vetoed ? "0" : "—")
+        : r.vetoed ? el("span", {}, "0 ", el("span", { class: "ci", text: `(would-be ${fmt(r.raw_total)})` }))
+        : r.rank == null ? el("span", {}, fmt(r.raw_total), el("span", { class: "ci", text: " (would-be)" }))
+        : fmt(r.total) },
   ];
   if (ci.includes("ci_low")) cols.push({ label: "95% CI", title: "bootstrap interval of the total",
     value: r => r.ci_low, show: r => r.ci_low == null ? "—" : `${fmt(r.ci_low)}–${fmt(r.ci_high)}` });
