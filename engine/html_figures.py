@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotly.graph_objects as go
+import plotly.graph_objects as go  # type: ignore[import-untyped]
 
 PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d")
 # template "none" plus a few settings of our own: a named template is copied and validated
@@ -145,12 +145,12 @@ def fig7_core_vs_foundational(data: dict, board: list[dict]) -> dict:
     caption = f"{len(pts)} models; core = weighted mean of {', '.join(a['name'] for a in core)}."
     fit = _least_squares([p[0] for p in pts], [p[1] for p in pts])
     if fit:
-        slope, icept, r = fit
-        lo, hi = min(p[0] for p in pts), max(p[0] for p in pts)
-        fig.add_trace(go.Scatter(x=[lo, hi], y=[icept + slope * lo, icept + slope * hi], mode="lines",
-                                 name=f"fit: y = {slope:.2f}x + {icept:.1f} (r = {r:.2f})",
+        slope, icept, corr = fit
+        x0, x1 = min(p[0] for p in pts), max(p[0] for p in pts)
+        fig.add_trace(go.Scatter(x=[x0, x1], y=[icept + slope * x0, icept + slope * x1], mode="lines",
+                                 name=f"fit: y = {slope:.2f}x + {icept:.1f} (r = {corr:.2f})",
                                  line=dict(color=PALETTE[1], dash="dash")))
-        caption += f" Fitted line (least squares): slope {slope:.2f}, Pearson r = {r:.2f}."
+        caption += f" Fitted line (least squares): slope {slope:.2f}, Pearson r = {corr:.2f}."
     return {"id": "fig7-core-foundational", "title": title, "figure": _json(fig), "caption": caption}
 
 
@@ -160,8 +160,7 @@ def _mean(xs: list[float | None]) -> float | None:
 
 
 def _weighted(scores: dict[str, float | None], abilities: list[dict]) -> float | None:
-    got = [(a["weight"] or 1.0, scores.get(a["id"])) for a in abilities]
-    got = [(w, s) for w, s in got if s is not None]
+    got = [(float(a["weight"] or 1.0), s) for a in abilities if (s := scores.get(a["id"])) is not None]
     total = sum(w for w, _ in got)
     return sum(w * s for w, s in got) / total if got and total else None
 

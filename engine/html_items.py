@@ -45,12 +45,13 @@ def items_payload(con: duckdb.DuckDBPyConnection, *, dataset: str | None = None,
     sql = _SQL.format(where=("WHERE " + " AND ".join(where)) if where else "")
     out: dict[str, dict[str, Any]] = {}
     cur = con.execute(sql, params)
-    last_ds, block, index = None, None, {}
+    block: dict[str, Any] = {}
+    index: dict[str, int] = {}
     while batch := cur.fetchmany(20_000):
         for ds, item_id, sample, model, resp, pred, gold, score, err, blocked in batch:
-            if ds != last_ds:
+            if ds not in out:  # rows come ordered by dataset
                 block = out[ds] = {"ids": [], "gold": [], "rows": {}}
-                last_ds, index = ds, {}
+                index = {}
             key = item_id if not sample else f"{item_id}#{sample}"
             i = index.get(key)
             if i is None:
