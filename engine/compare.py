@@ -77,7 +77,8 @@ def compare_models(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], a: st
         counts = _item_counts(con, suite, a, b)
         discordant = _accuracy_discordance(con, suite, a, b)
         vetoed = [m for m, v in con.execute(
-            "SELECT model, vetoed FROM boot_leaderboard WHERE replicate = -1 AND suite = ? AND version = ?",
+            "SELECT name, vetoed FROM boot_leaderboard JOIN boot_models USING (model) "
+            "WHERE replicate = -1 AND suite = ? AND version = ?",
             list(suite)).fetchall() if v]
     finally:
         drop_replicates(con)
@@ -123,8 +124,9 @@ def _replicate_diffs(con, suite: tuple[str, str], a: str, b: str) -> dict[tuple,
     """(level, node, parent) -> A - B per replicate, index 0 the point estimate (replicate -1)."""
     rows = con.execute(f"""
         SELECT level, node, any_value(parent), replicate,
-               max(score) FILTER (WHERE model = $3) - max(score) FILTER (WHERE model = $4)
-        FROM ({_NODES}) GROUP BY level, node, replicate ORDER BY level, node, replicate""",
+               max(score) FILTER (WHERE name = $3) - max(score) FILTER (WHERE name = $4)
+        FROM ({_NODES}) JOIN boot_models USING (model)
+        GROUP BY level, node, replicate ORDER BY level, node, replicate""",
                        [suite[0], suite[1], a, b]).fetchall()
     out: dict[tuple, list] = {}
     for level, node, parent, _, d in rows:

@@ -92,30 +92,32 @@ def fingerprint(con: duckdb.DuckDBPyConnection, replicates: int, seed: int) -> s
 
 _BOUNDS_SQL = """
 INSERT INTO interval_bounds
-SELECT suite, version, model, level, node,
+SELECT suite, version, m.name, level, node,
        quantile_cont(score, 0.025), quantile_cont(score, 0.975), NULL, NULL, NULL
 FROM (
     SELECT replicate, suite, version, model, 'dataset' AS level, dataset AS node, score FROM boot_dataset_scores
     UNION ALL SELECT replicate, suite, version, model, 'task', task, score FROM boot_task_scores
     UNION ALL SELECT replicate, suite, version, model, 'sub_ability', sub_ability, score FROM boot_sub_ability_scores
     UNION ALL SELECT replicate, suite, version, model, 'ability', ability, score FROM boot_ability_scores
-)
+) JOIN boot_models m USING (model)
 WHERE replicate >= 0
-GROUP BY suite, version, model, level, node
+GROUP BY suite, version, m.name, level, node
 UNION ALL
-SELECT suite, version, model, 'overall', 'overall',
+SELECT suite, version, m.name, 'overall', 'overall',
        quantile_cont(total, 0.025), quantile_cont(total, 0.975),
        quantile_disc(rank, 0.025), quantile_disc(rank, 0.975),
        avg(CASE WHEN vetoed THEN 1.0 WHEN NOT vetoed THEN 0.0 END)
-FROM boot_leaderboard
+FROM boot_leaderboard JOIN boot_models m USING (model)
 WHERE replicate >= 0
-GROUP BY suite, version, model
+GROUP BY suite, version, m.name
 """
 
 
 def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: int,
                      models: tuple[str, str] | None = None) -> dict[str, float]:
     """Create the temp tables boot_dataset_scores ... boot_leaderboard (replicate -1 = point estimate).
+
+    Their `model` column is a number; boot_models(model, name) names it.
 
     With ``models``, only those two models, on the items both answered (status
     ok for both): the paired comparison's sample. Returns wall seconds per phase.
@@ -136,13 +138,19 @@ def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: i
     for j, col in enumerate(("suite", "version", "model", "dataset")):
         names = sorted({r[j] for r in rows})
         code = {x: i for i, x in enumerate(names)}
-        idx = np.repeat(np.array([code[r[j]] for r in rows], dtype=np.int32), n)
-        table[col] = pa.DictionaryArray.from_arrays(pa.array(idx), pa.array(names, pa.string()))
+        idx = pa.array(np.repeat(np.array([code[r[j]] for r in rows], dtype=np.int32), n))
+        # models by number through the hierarchy (a quarter less work than by name); boot_models names them
+        table[col] = idx if col == "model" else pa.DictionaryArray.from_arrays(idx, pa.array(names, pa.string()))
+        if col == "model":
+            con.register("boot_model_names", pa.table({"model": pa.array(np.arange(len(names), dtype=np.int32)),
+                                                       "name": pa.array(names, pa.string())}))
+            con.execute("CREATE OR REPLACE TEMP TABLE boot_models AS SELECT * FROM boot_model_names")
+            con.unregister("boot_model_names")
     table["coverage"] = pa.array(np.repeat(np.array([r[4] for r in rows], dtype=float), n), from_pandas=True)
     table["score"] = pa.array(scores.T.reshape(-1), from_pandas=True)  # NaN -> NULL
     con.register("boot_dataset_arrow", pa.table(table))
     con.execute("""CREATE OR REPLACE TEMP TABLE boot_dataset_scores AS
-                   SELECT replicate, suite::VARCHAR AS suite, version::VARCHAR AS version, model::VARCHAR AS model,
+                   SELECT replicate, suite::VARCHAR AS suite, version::VARCHAR AS version, model,
                           dataset::VARCHAR AS dataset, coverage, score FROM boot_dataset_arrow""")
     con.unregister("boot_dataset_arrow")
     lap("replicate dataset scores (numpy)")
@@ -155,7 +163,7 @@ def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: i
 
 
 def drop_replicates(con: duckdb.DuckDBPyConnection) -> None:
-    for t in ("boot_items", "boot_inputs", "boot_keys", "boot_dataset_scores",
+    for t in ("boot_items", "boot_inputs", "boot_keys", "boot_models", "boot_dataset_scores",
               "boot_task_scores", "boot_level_scores", "boot_sub_ability_scores", "boot_ability_scores",
               "boot_leaderboard"):
         con.execute(f"DROP TABLE IF EXISTS {t}")

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 
 from benchmark.suite import parse_suite
 from store.bootstrap import build_replicates, compute_intervals, drop_replicates, resample_counts
-from tests.store.test_views_property import close, con as prop_con, data_for, externals, load, suites  # noqa: F401
+from tests.store.test_views_property import close, data_for, externals, load, suites
+from tests.store.test_views_property import con as prop_con  # noqa: F401 (a fixture)
 from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric, one
 
 
@@ -44,19 +45,21 @@ def _assert_point_replicate_equals_views(con) -> None:
     for view, key in LAYERS.items():
         want = {r[:2]: r[2] for r in con.execute(f"SELECT model, {key}, score FROM {view}").fetchall()}
         got = {r[:2]: r[2] for r in con.execute(
-            f"SELECT model, {key}, score FROM boot_{view} WHERE replicate = -1").fetchall()}
+            f"SELECT name, {key}, score FROM boot_{view} JOIN boot_models USING (model) WHERE replicate = -1"
+        ).fetchall()}
         assert set(got) == set(want), view
         for k, v in want.items():
             assert close(got[k], v), (view, k, got[k], v)
     want = {r[0]: r[1:] for r in con.execute("SELECT model, total, raw_total, vetoed FROM leaderboard").fetchall()}
     got = {r[0]: r[1:] for r in con.execute(
-        "SELECT model, total, raw_total, vetoed FROM boot_leaderboard WHERE replicate = -1").fetchall()}
+        "SELECT name, total, raw_total, vetoed FROM boot_leaderboard JOIN boot_models USING (model) "
+        "WHERE replicate = -1").fetchall()}
     assert set(got) == set(want)
     for m, (total, raw, vetoed) in want.items():
         assert close(got[m][0], total) and close(got[m][1], raw) and got[m][2] == vetoed, m
 
 
-@settings(max_examples=int(os.environ.get("BOOTSTRAP_PROPERTY_EXAMPLES", 8)), deadline=None,
+@settings(max_examples=int(os.environ.get("BOOTSTRAP_PROPERTY_EXAMPLES", "8")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text=suites(), data=data_for, ext=externals)
 def test_identity_replicate_equals_the_views_on_random_hierarchies(prop_con, text, data, ext):  # noqa: F811
@@ -109,7 +112,8 @@ def test_replicates_are_paired_across_models(con, tmp_path):
     items(con, "m3", "d1", [1 - x for x in _bits(40, 25)])  # the complement: m1 + m3 = 100 in each replicate
     build_replicates(con, replicates=300, seed=3)
     s = {m: np.array([r[0] for r in con.execute(
-        "SELECT score FROM boot_dataset_scores WHERE model = ? AND replicate >= 0 ORDER BY replicate", [m]
+        "SELECT score FROM boot_dataset_scores JOIN boot_models USING (model) WHERE name = ? AND replicate >= 0 "
+        "ORDER BY replicate", [m]
     ).fetchall()]) for m in ("m1", "m2", "m3")}
     assert (s["m1"] == s["m2"]).all() and s["m1"].std() > 1
     assert np.allclose(s["m1"] + s["m3"], 100)
@@ -231,7 +235,8 @@ def test_judged_dataset_resamples_the_judge_scores(con, tmp_path):
     try:
         _assert_point_replicate_equals_views(con)
         s = {m: np.array([r[0] for r in con.execute(
-            "SELECT score FROM boot_dataset_scores WHERE model = ? AND replicate >= 0 ORDER BY replicate", [m]
+            "SELECT score FROM boot_dataset_scores JOIN boot_models USING (model) WHERE name = ? AND replicate >= 0 "
+        "ORDER BY replicate", [m]
         ).fetchall()]) for m in ("m1", "m2")}
     finally:
         drop_replicates(con)
