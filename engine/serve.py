@@ -109,7 +109,9 @@ def build_app(reader: Reader, *, title: str, live: LiveStatus | None = None) -> 
     if live is not None:
         async def live_view(request: web.Request) -> web.Response:
             costs = await reader.run(_run_costs, live.run_id)
-            body = {"state": "running", "models": live.models(costs)}
+            models = live.models(costs)
+            state = "running" if any(m["done"] < m["total"] for m in models) else "all answered, finishing"
+            body = {"state": state, "models": models}
             return _json(orjson.dumps(body)[:-1] + b',"report":' + await reader.report(REPORT_TTL_S) + b"}")
 
         app.router.add_get("/api/live", live_view)
