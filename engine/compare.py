@@ -38,7 +38,7 @@ class NodeDiff(msgspec.Struct, frozen=True):
     ci_high: float | None
     p: float | None
     n: int  # items both models answered, under this node
-    test: str  # 'mcnemar' | 'bootstrap'
+    test: str  # 'mcnemar' | 'bootstrap' | 'imported' (an imported score on either side: no items, no p)
     parent: str | None = None
     note: str | None = None  # overall: which model the gate vetoes on the common items
 
@@ -76,6 +76,9 @@ def compare_models(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], a: st
         diffs = _replicate_diffs(con, suite, a, b)
         counts = _item_counts(con, suite, a, b)
         discordant = _accuracy_discordance(con, suite, a, b)
+        imported = {r[0] for r in con.execute(
+            "SELECT DISTINCT dataset FROM dataset_scores WHERE suite = ? AND version = ? AND model IN (?, ?) "
+            "AND source = 'external'", [*suite, a, b]).fetchall()}
         vetoed = [m for m, v in con.execute(
             "SELECT name, vetoed FROM boot_leaderboard JOIN boot_models USING (model) "
             "WHERE replicate = -1 AND suite = ? AND version = ?",
@@ -90,7 +93,9 @@ def compare_models(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], a: st
             continue
         lo, hi = (np.percentile(valid, [2.5, 97.5]) if len(valid) else (math.nan, math.nan))
         test, p = "bootstrap", bootstrap_p(reps)
-        if level == "dataset" and node in discordant:
+        if level == "dataset" and node in imported:
+            test, p = "imported", None
+        elif level == "dataset" and node in discordant:
             test, p = "mcnemar", mcnemar_exact(*discordant[node])
         note = f"vetoed: {', '.join(sorted(vetoed))} (total 0)" if level == "overall" and vetoed else None
         out.append(NodeDiff(level, node, _num(point), _num(lo), _num(hi), p, counts.get((level, node), 0), test,

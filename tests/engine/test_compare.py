@@ -103,3 +103,14 @@ def test_verdict_and_unknown_model(db, capsys):
     assert out.splitlines()[-1].startswith("verdict: A is better than B overall (+")
     assert main(["compare", str(db), "A", "nobody"]) == 2
     assert "model 'nobody' has no results" in capsys.readouterr().err
+
+
+def test_imported_dataset_has_no_p(db):
+    import duckdb
+
+    con = duckdb.connect(str(db))
+    con.execute("INSERT INTO external_scores VALUES ('flat', 'A', 'd3', 90.0, true, 'test', NULL)")
+    rows = {r.node: r for r in compare_models(con, ("flat", "1"), "A", "B", replicates=200)}
+    d3 = rows["d3"]
+    assert d3.test == "imported" and d3.p is None and d3.diff == pytest.approx(90 - 60)
+    assert (d3.ci_low, d3.ci_high) == pytest.approx((30, 30))  # a constant: no items to resample
