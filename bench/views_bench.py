@@ -74,6 +74,17 @@ def populate(con: duckdb.DuckDBPyConnection, datasets: tuple[str, ...], models: 
     )
 
 
+def build_db(db: Path, suite, models: int, items: int) -> duckdb.DuckDBPyConnection:
+    """A fresh DuckDB file at `db` with the suite loaded and the synthetic sweep stored."""
+    db.unlink(missing_ok=True)
+    con = duckdb.connect(str(db))
+    ensure_views(con)
+    load_suite_tables(con, suite)
+    populate(con, suite.datasets, models, items)
+    con.execute("CHECKPOINT")
+    return con
+
+
 def time_view(con: duckdb.DuckDBPyConnection, view: str, repeat: int) -> tuple[float, float, int]:
     """(first run, best run, rows) in seconds."""
     times, n = [], 0
@@ -96,13 +107,8 @@ def main() -> int:
     suite = load_suite(args.suite)
     tmp = tempfile.TemporaryDirectory()
     db = Path(args.db) if args.db else Path(tmp.name) / "bench.duckdb"
-    db.unlink(missing_ok=True)
-    con = duckdb.connect(str(db))
-    ensure_views(con)
-    load_suite_tables(con, suite)
     t0 = time.perf_counter()
-    populate(con, suite.datasets, args.models, args.items)
-    con.execute("CHECKPOINT")
+    con = build_db(db, suite, args.models, args.items)
     n_rows = con.execute("SELECT count(*) FROM results").fetchone()[0]
     print("command: " + " ".join([".venv/bin/python bench/views_bench.py", *sys.argv[1:]]))
     print(f"duckdb {duckdb.__version__}, db {db}")

@@ -14,6 +14,8 @@ from typing import Any, Iterator, Protocol, runtime_checkable
 
 import msgspec
 
+from benchmark.metric_kinds import check_spec
+
 
 class Message(msgspec.Struct, frozen=True):
     role: str  # "system" | "user" | "assistant"
@@ -57,11 +59,14 @@ class MetricSpec(msgspec.Struct, frozen=True):
     """How item rows aggregate into one metric value (see store/schema.sql)."""
 
     name: str
-    kind: str  # "mean" | "ratio" | "micro_f1"
+    kind: str  # a name in benchmark.metric_kinds.KINDS (checked here, at declaration)
     a: str = "score"
     b: str | None = None
     c: str | None = None
     primary: bool = False
+
+    def __post_init__(self) -> None:
+        check_spec(self.name, self.kind, self.a, self.b, self.c)
 
 
 class DataMissing(Exception):

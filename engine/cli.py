@@ -33,6 +33,8 @@ def _sweep_parser(sub: argparse._SubParsersAction) -> None:
                    help="print items, estimated tokens and cost per model, call nothing")
     p.add_argument("--budget", type=float, metavar="USD",
                    help="stop dispatching new items once the spend (priced models) reaches USD")
+    p.add_argument("--serve", type=int, metavar="PORT",
+                   help="serve a live view of the sweep on http://127.0.0.1:PORT/ while it runs")
 
 
 def _run_sweep(args: argparse.Namespace) -> int:
@@ -41,7 +43,8 @@ def _run_sweep(args: argparse.Namespace) -> int:
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets else None
     opts = SweepOptions(models_path=args.models, db=args.db, data_dir=args.data_dir, suite=args.suite,
                         datasets=datasets, limit=args.limit, fresh=args.fresh, quiet=args.quiet,
-                        allow_mixed=args.allow_mixed, budget_usd=args.budget, pull=args.pull)
+                        allow_mixed=args.allow_mixed, budget_usd=args.budget, pull=args.pull,
+                        serve_port=args.serve)
     if args.estimate:
         from engine.estimate import estimate, print_estimate
 
@@ -67,6 +70,9 @@ _DELEGATED = {
     "import-scores": ("store.import_scores", "import_main", "store dataset-level scores made elsewhere"),
     "data": ("engine.data", "data_main", "fetch datasets onto this machine (data pull)"),
     "compactbench": ("engine.compactbench", "compactbench_main", "CompactBench: generate cases, run compactors"),
+    "serve": ("engine.serve", "serve_main", "the report page and item browser over HTTP (read-only)"),
+    "export": ("engine.export", "export_main", "every table and view as parquet, csv or jsonl files"),
+    "compare": ("engine.compare", "compare_main", "paired comparison of two models: differences, intervals, p"),
 }
 
 

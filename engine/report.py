@@ -1,6 +1,6 @@
 """The leaderboard (paper 001, Table 4 layout) and a per-model drill-down.
 
-    python -m engine report [--db] results.duckdb [--suite NAME] [--model NAME]
+    python -m engine report [--db] results.duckdb [--suite NAME] [--model NAME] [--format text|markdown|csv]
 
 Everything shown is read from the views (store/views.sql); this module only
 arranges it. The drill-down walks ability -> sub-ability -> level -> task ->
@@ -10,35 +10,25 @@ dataset, weakest first, as section 5.3 of paper 001 does.
 from __future__ import annotations
 
 import argparse
-import shutil
+import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
-from rich import box
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-from rich.tree import Tree
 
 from benchmark.suite import SuiteError
-from store.suite_tables import open_suite
+from engine.report_table import Column, Sheet, fmt, output_width, pct, render, span
+from engine.report_tree import Node, drilldown_sheet, tree_lines
 from store.db import StoreError, connect
+from store.bootstrap import compute_intervals
+from store.suite_tables import open_suite
 
 LEVEL_NAMES = {"L": "Low", "M": "Medium", "H": "High"}
+FORMATS = ("text", "markdown", "csv")
 
 
 class ReportError(Exception):
     pass
-
-
-def fmt(x: float | None) -> str:
-    return "—" if x is None else f"{x:.2f}"
-
-
-def pct(x: float | None) -> str:
-    return "0%" if not x else ("100%" if x >= 0.9995 else f"{100 * x:.1f}%")
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: tuple) -> list[dict]:
@@ -47,8 +37,8 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: tuple) -> list[dict]
     return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
-def leaderboard_table(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> tuple[Table, list[str]]:
-    """Table 4: rank, model, overall, main abilities, gate; plus notes on unranked models."""
+def leaderboard(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> Sheet:
+    """Table 4: rank, model, overall, main abilities, gate; intervals when the view has them; notes."""
     meta = _rows(con, "SELECT title, gate, tau FROM suites WHERE suite = ? AND version = ?", suite)[0]
     abilities = _rows(
         con, "SELECT ability, name, grp FROM suite_abilities WHERE suite = ? AND version = ? ORDER BY position", suite
@@ -61,43 +51,84 @@ def leaderboard_table(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) ->
         "ORDER BY rank NULLS LAST, raw_total DESC NULLS LAST, model",
         suite,
     )
-    scores: dict[tuple[str, str], dict] = {
-        (r["model"], r["ability"]): r
-        for r in _rows(con, "SELECT * FROM ability_scores WHERE suite = ? AND version = ?", suite)
+    scores: dict[tuple[str, str], float | None] = {
+        (r["model"], r["ability"]): r["score"]
+        for r in _rows(con, "SELECT model, ability, score FROM ability_scores WHERE suite = ? AND version = ?", suite)
     }
-    table = Table(title=escape(f"{meta['title']} — {suite[0]} {suite[1]}"), title_justify="left",
-                  box=box.SIMPLE_HEAD)
-    table.add_column("Rank", justify="right")
-    table.add_column("Model", overflow="fold")  # a long model name wraps, never loses characters
-    table.add_column("Overall", justify="right")
+    unparsed = dict(con.execute(  # of the answered items, over the suite's datasets
+        """SELECT c.model, sum(c.n_unparsed) / nullif(sum(c.n_ok), 0) FROM dataset_coverage c
+           JOIN suite_datasets d ON d.dataset = c.dataset WHERE d.suite = ? AND d.version = ? GROUP BY c.model""",
+        suite).fetchall())
+    ranked = [r for r in board if r["rank"] is not None]
+    board = ranked + [r for r in board if r["rank"] is None]
+    # interval columns show when the view has them and they hold values (the bootstrap has run)
+    has = {k for k in (board[0] if board else ()) if any(r[k] is not None for r in board)}
     # A group shared by several abilities is a heading, as "Core Ability" is in Table 4.
     shared = {g for g in (a["grp"] for a in abilities) if g and sum(a["grp"] == g for a in abilities) > 1}
-    for a in abilities:
-        label = a["name"] + (f"\n({a['grp']})" if a["grp"] in shared else "")
-        # headers wrap at words, so a long model name keeps the room
-        table.add_column(escape(label), justify="right", max_width=max(6, *(len(w) for w in label.split())))
-    table.add_column("Coverage", justify="right")
-    notes: list[str] = []
-    ranked = [r for r in board if r["rank"] is not None]
-    unranked = [r for r in board if r["rank"] is None]
-    for i, r in enumerate(ranked + unranked):
-        if i == len(ranked) and ranked:
-            table.add_section()
-        cells = [str(r["rank"]) if r["rank"] is not None else "*", escape(r["model"])]
-        # Unranked rows show the would-be score (raw_total), as Table 4 does.
-        cells.append(fmt(r["total"] if r["rank"] is not None else r["raw_total"]))
-        cells += [fmt(scores.get((r["model"], a["ability"]), {}).get("score")) for a in abilities]
-        cells.append(pct(r["coverage"]))
-        table.add_row(*cells)
-        if r["rank"] is None:
-            notes.append(_why_unranked(r, meta, abilities))
+    shorts = _abbreviations([a["name"] for a in abilities])
+    cols = [Column("#", tuple(str(r["rank"]) if r["rank"] is not None else "*" for r in board)),
+            Column("Model", tuple(r["model"] for r in board), right=False),
+            # Unranked rows show the would-be score (raw_total), as Table 4 does.
+            Column("Overall", tuple(fmt(r["total"] if r["rank"] is not None else r["raw_total"]) for r in board))]
+    for a, short in zip(abilities, shorts):
+        head = a["name"] + (f" ({a['grp']})" if a["grp"] in shared else "")
+        cols.append(Column(head, tuple(fmt(scores.get((r["model"], a["ability"]))) for r in board), short))
+    csv_head = ["rank", "model", "total", "raw_total", "vetoed"] + [a["ability"] for a in abilities]
+    for lo, hi, head, short, show in INTERVAL_COLUMNS:
+        if {lo, hi} <= has:
+            cols.append(Column(head, tuple(show(r[lo], r[hi]) for r in board), short))
+            csv_head += [lo, hi]
+    if "p_veto" in has:
+        cols.append(Column("P(veto)", tuple("—" if r["p_veto"] is None else f"{r['p_veto']:.2f}" for r in board),
+                           "Veto"))
+        csv_head.append("p_veto")
+    cols.append(Column("Coverage", tuple(pct(r["coverage"]) for r in board), "Cov"))
+    any_unparsed = any(unparsed.get(r["model"]) for r in board)
+    if any_unparsed:
+        cols.append(Column("Unparsed", tuple(pct(unparsed.get(r["model"])) for r in board), "Unp"))
+    csv_rows = [[r["rank"], r["model"], r["total"], r["raw_total"], r["vetoed"]]
+                + [scores.get((r["model"], a["ability"])) for a in abilities]
+                + [r[k] for k in csv_head[5 + len(abilities):]] for r in board]
+    csv_head += ["coverage", "unparsed"]
+    for row, r in zip(csv_rows, board):
+        row += [r["coverage"], unparsed.get(r["model"])]
+    notes = [_why_unranked(r, meta, abilities) for r in board if r["rank"] is None and not r["vetoed"]]
+    if any(r["vetoed"] for r in board):  # one line, not one per model: the gate column shows each score
+        gate = next((a["name"] for a in abilities if a["ability"] == meta["gate"]), meta["gate"])
+        notes.insert(0, f"* vetoed: {gate} below {meta['tau']:g} makes the total 0; "
+                        "Overall shows the would-be score")
+    if {"ci_low", "rank_low", "p_veto"} & has:
+        notes.append("95% CI, rank range and P(veto) (the share of replicates in which the gate vetoes) "
+                     "come from bootstrap replicates of the items")
+    if any_unparsed:
+        notes.append("Unparsed: answered items whose answer could not be parsed (scored wrong), over the suite")
     shown = {r["model"] for r in board}
     for name, how in con.execute("SELECT name, generation->>'answer_constraint' FROM models "
                                  "WHERE generation->>'answer_constraint' IS NOT NULL ORDER BY name").fetchall():
         if name in shown:  # a forced choice is not a free-form answer: say so where scores are compared
             notes.append(f"{name}: choice answers held to the options (answer_constraint = {how}); "
                          "compare with free-form models with care (docs/providers.md)")
-    return table, notes
+    title = f"{meta['title']} — {suite[0]} {suite[1]}"
+    return Sheet(title, cols, csv_head, csv_rows, notes, breaks=[len(ranked)] if ranked and len(ranked) < len(board) else [])
+
+
+# (low column, high column, header, abbreviation, cell) of the interval columns the leaderboard view may have.
+INTERVAL_COLUMNS = (
+    ("ci_low", "ci_high", "95% CI", "CI", span),
+    ("rank_low", "rank_high", "Rank range", "Ranks", lambda lo, hi: span(lo, hi, 0)),
+)
+
+
+def _abbreviations(names: list[str]) -> list[str]:
+    """Initials of the significant words ('Values & Safety' -> 'VS'), made unique."""
+    out: list[str] = []
+    for name in names:
+        words = [w for w in re.findall(r"[A-Za-z0-9]+", name) if w.lower() not in ("ability", "abilities", "and")]
+        short = "".join(w[0].upper() for w in words) or name[:3]
+        if short in out:
+            short = (words[0][:3].title() if words else name[:3]) + str(len(out))
+        out.append(short)
+    return out
 
 
 def _why_unranked(r: dict, meta: dict, abilities: list[dict]) -> str:
@@ -110,15 +141,6 @@ def _why_unranked(r: dict, meta: dict, abilities: list[dict]) -> str:
     if r["vetoed"] is None:
         return f"* {r['model']}: not ranked, no data for the gate ability {gate}"
     return f"* {r['model']}: not ranked, no data for any ability in the total"
-
-
-@dataclass
-class Node:
-    label: str
-    score: float | None
-    coverage: float | None
-    detail: str = ""
-    children: list[Node] = field(default_factory=list)
 
 
 def drilldown(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str) -> tuple[str, Node]:
@@ -157,7 +179,8 @@ def drilldown(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str
            ORDER BY a.position, s.position, t.position, td.position""",
         suite,
     )
-    root = Node(f"{model}", b["total"], b["coverage"])
+    ci = _intervals(con, suite, model)
+    root = Node(f"{model}", b["total"], b["coverage"], kind="overall", key=model, ci=ci.get(("overall", "overall")))
     idx: dict[tuple, Node] = {}
     for r in plan:
         a_key, s_key = (r["ability"],), (r["ability"], r["sub_ability"])
@@ -165,23 +188,28 @@ def drilldown(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str
         if a_key not in idx:
             role = "gate" if r["ability"] == meta["gate"] else f"weight {r['a_w']:g}"
             a = ab.get(r["ability"], {})
-            idx[a_key] = Node(r["a_name"], a.get("score"), a.get("coverage"), role)
+            idx[a_key] = Node(r["a_name"], a.get("score"), a.get("coverage"), role, kind="ability", key=r["ability"],
+                              ci=ci.get(("ability", r["ability"])))
             root.children.append(idx[a_key])
         if s_key not in idx:
             s = sub.get(r["sub_ability"], {})
-            idx[s_key] = Node(r["s_name"], s.get("score"), s.get("coverage"), f"weight {r['s_w']:g}")
+            idx[s_key] = Node(r["s_name"], s.get("score"), s.get("coverage"), f"weight {r['s_w']:g}",
+                              kind="sub_ability", key=r["sub_ability"], ci=ci.get(("sub_ability", r["sub_ability"])))
             idx[a_key].children.append(idx[s_key])
         if l_key not in idx:
             lv = levels.get((r["sub_ability"], r["level"]), {})
             w = _level_weight(diff, meta["missing_levels"], sub.get(r["sub_ability"], {}), r["level"], lv)
-            idx[l_key] = Node(f"{LEVEL_NAMES[r['level']]} ({r['level']})", lv.get("score"), lv.get("coverage"), w)
+            idx[l_key] = Node(f"{LEVEL_NAMES[r['level']]} ({r['level']})", lv.get("score"), lv.get("coverage"), w,
+                              kind="level", key=r["level"])
             idx[s_key].children.append(idx[l_key])
         if t_key not in idx:
             t = tasks.get(r["task"], {})
-            idx[t_key] = Node(r["t_name"], t.get("score"), t.get("coverage"), f"weight {r['t_w']:g}")
+            idx[t_key] = Node(r["t_name"], t.get("score"), t.get("coverage"), f"weight {r['t_w']:g}",
+                              kind="task", key=r["task"], ci=ci.get(("task", r["task"])))
             idx[l_key].children.append(idx[t_key])
         d = ds.get(r["dataset"], {})
-        idx[t_key].children.append(Node(r["d_name"], d.get("score"), d.get("coverage"), _dataset_detail(d, r["d_w"])))
+        idx[t_key].children.append(Node(r["d_name"], d.get("score"), d.get("coverage"), _dataset_detail(d, r["d_w"]),
+                                        kind="dataset", key=r["dataset"], ci=ci.get(("dataset", r["dataset"]))))
     _sort(root)
     if b["vetoed"]:
         head = f"vetoed (gate {fmt(b['gate_score'])} < {meta['tau']:g}): total 0, would-be {fmt(b['raw_total'])}"
@@ -220,20 +248,17 @@ def _sort(node: Node) -> None:
         _sort(c)
 
 
-def render_tree(head: str, root: Node, suite: tuple[str, str]) -> Tree:
-    title = f"{root.label} — {suite[0]} {suite[1]} — {head}, coverage {pct(root.coverage)}"
-    tree = Tree(f"[bold]{escape(title)}[/]")
-
-    def add(parent: Tree, n: Node) -> None:
-        score = fmt(n.score) if n.score is not None else "[red]no data[/]"
-        extra = f"  [dim]{escape(n.detail)}[/]" if n.detail else ""
-        branch = parent.add(f"{score:>6}  {escape(n.label)}  [dim]cov {pct(n.coverage)}[/]{extra}")
-        for c in n.children:
-            add(branch, c)
-
-    for c in root.children:
-        add(tree, c)
-    return tree
+def _intervals(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str) -> dict:
+    """(level, node) -> (ci_low, ci_high) from the intervals view; empty where it does not exist."""
+    cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
+                                      "WHERE table_name = 'intervals'").fetchall()}
+    if not {"model", "level", "node", "ci_low", "ci_high"} <= cols:
+        return {}
+    sql, params = "SELECT level, node, ci_low, ci_high FROM intervals WHERE model = ?", [model]
+    if {"suite", "version"} <= cols:
+        sql, params = sql + " AND suite = ? AND version = ?", [model, *suite]
+    return {(lv, node): (lo, hi) for lv, node, lo, hi in con.execute(sql, params).fetchall()
+            if lo is not None and hi is not None}
 
 
 def report_main(argv: list[str]) -> int:
@@ -243,6 +268,10 @@ def report_main(argv: list[str]) -> int:
     ap.add_argument("--suite", help="suite name, name@version or .toml path (default: the only one loaded)")
     ap.add_argument("--model", help="drill down into one model")
     ap.add_argument("--reload", action="store_true", help="reload the suite file into the database first")
+    ap.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (figures, items) to FILE")
+    ap.add_argument("--format", choices=FORMATS, default="text",
+                    help="text (fits the terminal; 80 columns on a pipe), markdown (a GitHub table) "
+                         "or csv (full precision)")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
@@ -254,7 +283,7 @@ def report_main(argv: list[str]) -> int:
     if not Path(db).is_file():
         print(f"error: {db}: no such database", file=sys.stderr)
         return 2
-    console = Console(width=max(shutil.get_terminal_size((120, 24)).columns, 100))
+    width = output_width()
     try:
         con = connect(db)  # creates the views: the report needs write access
     except StoreError as e:
@@ -262,20 +291,28 @@ def report_main(argv: list[str]) -> int:
         return 2
     try:
         suite = open_suite(con, args.suite, reload=args.reload)
+        compute_intervals(con)  # bootstrap bounds for the leaderboard and `intervals` (only if results changed)
         for p in _rows(con, "SELECT * FROM suite_method_problems WHERE suite = ? AND version = ?", suite):
             msg = f"{p['dataset']} method {p['method']}: {p['problem']}"
-            console.print(f"[yellow]warning:[/] {escape(msg)}")
-        if args.model:
+            # stdout stays a clean table for markdown and csv
+            print(f"warning: {msg}", file=sys.stdout if args.format == "text" else sys.stderr)
+        if args.html:
+            from engine.html_page import write_html
+
+            size, note = write_html(con, suite, Path(args.html))
+            print(f"wrote {args.html} ({size / 1e6:.1f} MB; {note})", file=sys.stderr)
+        elif args.model:
             head, root = drilldown(con, suite, args.model)
-            console.print(render_tree(head, root, suite))
+            if args.format == "text":
+                sys.stdout.write("\n".join(tree_lines(head, root, suite, width)) + "\n")
+            else:
+                sys.stdout.write(render(drilldown_sheet(head, root, suite), args.format, width))
         else:
-            table, notes = leaderboard_table(con, suite)
-            if not table.rows:
-                console.print(f"no results for suite {suite[0]} {suite[1]} yet")
+            sheet = leaderboard(con, suite)
+            if not sheet.csv_rows:
+                print(f"no results for suite {suite[0]} {suite[1]} yet", file=sys.stderr if args.format == "csv" else sys.stdout)
                 return 0
-            console.print(table)
-            for n in notes:
-                console.print(n, markup=False)
+            sys.stdout.write(render(sheet, args.format, width))
     except (ReportError, SuiteError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

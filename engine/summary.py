@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
+import sys
+from itertools import groupby
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
+from engine.report_table import Column, output_width, render, text_table
 from store.db import connect
 
 
 def print_summary(db: Path, suite: str | None) -> None:
     print_dataset_scores(db)
     if suite:
-        from engine.report import leaderboard_table
+        from engine.report import leaderboard
 
         con = connect(db, read_only=True)
         try:
-            table, notes = leaderboard_table(con, tuple(suite.split("@", 1)))
+            name, _, version = suite.partition("@")
+            sheet = leaderboard(con, (name, version))
         finally:
             con.close()
-        console = Console(stderr=True)
-        console.print(table)
-        for n in notes:
-            console.print(n, markup=False)
+        sys.stderr.write(render(sheet, "text", output_width(sys.stderr)))
 
 
 def print_dataset_scores(db: Path) -> None:
@@ -40,9 +38,12 @@ def print_dataset_scores(db: Path) -> None:
         ).fetchall()
     finally:
         con.close()
-    table = Table(title=f"dataset scores ({db})")
-    for col in ("model", "dataset", "items", "ok", "unparsed", "coverage", "primary metric"):
-        table.add_column(col, justify="left" if col in ("model", "dataset") else "right")
-    for model, ds, n, ok, unparsed, cov, score in rows:
-        table.add_row(model, ds, str(n), str(ok), str(unparsed), f"{cov:.0%}", "-" if score is None else f"{score:.2f}")
-    Console(stderr=True).print(table)
+    # One table per model under its name: a long model name beside a long dataset id would not fit 80 columns.
+    width, out = output_width(sys.stderr), [f"dataset scores ({db})"]
+    heads = ("dataset", "items", "ok", "unparsed", "coverage", "primary metric")
+    for model, group in groupby(rows, key=lambda r: r[0]):
+        cells = list(zip(*((ds, str(n), str(ok), str(unp), f"{cov:.0%}", "-" if score is None else f"{score:.2f}")
+                           for _, ds, n, ok, unp, cov, score in group)))
+        table, _ = text_table([Column(h, c, right=h != "dataset") for h, c in zip(heads, cells)], width, keys=1)
+        out += ["", model, *table]
+    sys.stderr.write("\n".join(out) + "\n")

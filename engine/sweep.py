@@ -50,6 +50,7 @@ class SweepOptions(msgspec.Struct, frozen=True, kw_only=True):
     quiet: bool = False
     allow_mixed: bool = False
     budget_usd: float | None = None  # stop dispatching new items once this much is spent
+    serve_port: int | None = None  # serve the live view (engine/serve.py) on this loopback port
 
 
 class SweepResult(msgspec.Struct, kw_only=True):
@@ -282,6 +283,10 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
             tg.start_soon(judge.writer.run)
         tg.start_soon(progress.show)
         tg.start_soon(interrupt.watch)
+        if opts.serve_port is not None:
+            from engine.serve import serve_live
+
+            tg.start_soon(serve_live, opts.serve_port, con, progress, limits)
         try:
             with interrupt.scope:
                 async with anyio.create_task_group() as lanes:

@@ -67,17 +67,23 @@ JOIN (SELECT DISTINCT dataset, rubric, judge FROM judge_metrics) m
 JOIN results r ON r.model = j.model AND r.dataset = j.dataset AND r.item_id = j.item_id AND r.sample = j.sample
      AND r.status = 'ok' AND md5(coalesce(r.response, '')) = j.answer_md5;
 
--- Judge metrics in the shape of metric_values (which appends them).
-CREATE OR REPLACE VIEW judge_metric_values AS
-SELECT model, dataset, metric, false AS is_primary, count(v) AS n, avg(v) AS value
+-- Per-item judge values of each judge metric (kind 'mean' over a verdict field, or the
+-- score column); per item so the bootstrap (store/bootstrap.py) can resample them.
+CREATE OR REPLACE VIEW judge_metric_inputs AS
+SELECT model, dataset, item_id, metric, v
 FROM (
-    SELECT j.model, j.dataset, m.metric,
+    SELECT j.model, j.dataset, j.item_id, m.metric,
            CASE WHEN m.field = 'score' THEN j.score
                 ELSE TRY_CAST(json_extract_string(j.verdict, '$.' || m.field) AS DOUBLE) END AS v
     FROM current_judgements j JOIN judge_metrics m ON m.dataset = j.dataset AND m.rubric = j.rubric
     WHERE j.status IN ('ok', 'empty') AND m.kind = 'mean'
 )
-WHERE v IS NOT NULL
+WHERE v IS NOT NULL;
+
+-- Judge metrics in the shape of metric_values (which appends them).
+CREATE OR REPLACE VIEW judge_metric_values AS
+SELECT model, dataset, metric, false AS is_primary, count(v) AS n, avg(v) AS value
+FROM judge_metric_inputs
 GROUP BY model, dataset, metric;
 
 -- Judge quality per (judge, dataset), over every model's ok answers: how many were judged,

@@ -52,7 +52,8 @@ CREATE TABLE IF NOT EXISTS models (
 );
 
 -- How each dataset turns item rows into metric values. Written by the sweep
--- from the dataset adapters; read by the views.
+-- from the dataset adapters; read by the views. `kind` is a name of the registry
+-- benchmark/metric_kinds.py (its SQL and Python reference), e.g.
 --   kind 'mean'     : avg(a)                       (accuracy, token F1, ROUGE ...)
 --   kind 'ratio'    : sum(a) / sum(b)
 --   kind 'micro_f1' : 2*sum(a) / (2*sum(a) + sum(b) + sum(c))   with a,b,c = tp,fp,fn

@@ -37,7 +37,7 @@ FROM dataset_item_stats s LEFT JOIN planned_items p ON p.model = s.model AND p.d
 -- The CASEs read the score column directly when the metric names it, and skip
 -- an unused b/c without touching JSON: JSON extraction is the costly part.
 CREATE OR REPLACE VIEW metric_inputs AS
-SELECT r.model, r.dataset, d.metric, d.kind, d.is_primary,
+SELECT r.model, r.dataset, r.item_id, d.metric, d.kind, d.is_primary,
        CASE WHEN d.a = 'score' THEN r.score
             ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.a) AS DOUBLE) END AS a,
        CASE WHEN d.b IS NULL THEN NULL WHEN d.b = 'score' THEN r.score
@@ -49,31 +49,16 @@ FROM results r JOIN dataset_metrics d ON d.dataset = r.dataset
 WHERE r.status = 'ok';
 
 -- One value per (model, dataset, metric), on the metric's own scale (0..1 for ratios).
--- New aggregate kinds go in the CASE of the second branch as one more WHEN; the
--- first branch is only a shortcut for kind 'mean' over the score column.
+-- The CASE of the second branch, one WHEN per aggregate kind, is rendered from
+-- benchmark/metric_kinds.py (KINDS: each kind's SQL beside its Python reference);
+-- the first branch is only a shortcut for kind 'mean' over the score column.
 CREATE OR REPLACE VIEW metric_values AS
 SELECT s.model, s.dataset, d.metric, d.is_primary, s.n_ok AS n, s.mean_score AS value
 FROM dataset_item_stats s JOIN dataset_metrics d ON d.dataset = s.dataset
 WHERE d.kind = 'mean' AND d.a = 'score' AND s.n_ok > 0
 UNION ALL
 SELECT model, dataset, metric, any_value(is_primary) AS is_primary, count(*) AS n,
-       CASE any_value(kind)
-           WHEN 'mean' THEN avg(a)
-           WHEN 'ratio' THEN sum(a) / nullif(sum(b), 0)
-           WHEN 'micro_f1' THEN 2 * sum(a) / nullif(2 * sum(a) + sum(b) + sum(c), 0)
-           -- BBQ bias score: 2*biased/answered - 1, times (1 - mean(c)) when c is set (s_AMB).
-           WHEN 'bias_score' THEN (1 - coalesce(avg(c), 0)) * (2 * sum(a) / nullif(sum(b), 0) - 1)
-           -- Preference balance: 1 at a 50 % preference sum(a)/sum(b), 0 at 0 % or 100 % (CrowS-Pairs).
-           WHEN 'balance' THEN 1 - 2 * abs(sum(a) / nullif(sum(b), 0) - 0.5)
-           -- One label's F1 from per-label tp/fp/fn (NULL when the label never occurs) ...
-           WHEN 'label_f1' THEN 2 * sum(a) / nullif(2 * sum(a) + sum(b) + sum(c), 0)
-           -- ... and their unweighted mean over the (model, dataset)'s label_f1 rows (macro F1).
-           WHEN 'macro_f1' THEN avg(CASE WHEN any_value(kind) = 'label_f1'
-                                         THEN 2 * sum(a) / nullif(2 * sum(a) + sum(b) + sum(c), 0) END)
-                                OVER (PARTITION BY model, dataset)
-           -- StereoSet ICAT = lms * min(ss, 1 - ss) / 0.5 = 2 * min(stereo, anti) / answered (a, b, c).
-           WHEN 'icat' THEN 2 * least(sum(a), sum(b)) / nullif(sum(c), 0)
-       END AS value
+       {{metric_kind_case}} AS value
 FROM metric_inputs
 WHERE NOT (kind = 'mean' AND a_source = 'score')
 GROUP BY model, dataset, metric
@@ -88,25 +73,13 @@ SELECT m.suite, m.version, m.dataset, m.method, coalesce(m.metric, p.metric) AS 
 FROM suite_methods m
 LEFT JOIN dataset_metrics p ON m.metric IS NULL AND p.dataset = m.dataset AND p.is_primary;
 
--- Algorithm 2: one normalized 0-100 score per (suite, model, dataset, method).
--- 'grade' maps each item's label to points and averages them (the label is the
--- metric's `a` value: the score column or a measures key).
-CREATE OR REPLACE VIEW method_scores AS
-SELECT m.suite, m.version, v.model, m.dataset, m.method, m.metric, m.normalization, m.weight,
-       v.n, v.value AS raw,
-       CASE m.normalization
-           WHEN 'ratio' THEN 100 * v.value
-           WHEN 'raw' THEN v.value
-           WHEN 'numeric' THEN 100 * (v.value - m.lo) / (m.hi - m.lo)
-       END AS score
-FROM suite_methods_resolved m
-JOIN metric_values v ON v.dataset = m.dataset AND v.metric = m.metric
-WHERE m.normalization <> 'grade'
-UNION ALL
-SELECT g.suite, g.version, g.model, g.dataset, g.method, g.metric, 'grade', any_value(g.weight),
-       count(*), NULL, avg(sg.points)
+-- Per-item points of the 'grade' methods: each item's label (the metric's `a` value:
+-- the score column or a measures key) mapped to points; items whose label has no
+-- grade are left out. Per item so the bootstrap (store/bootstrap.py) can resample it.
+CREATE OR REPLACE VIEW method_grade_points AS
+SELECT g.suite, g.version, g.model, g.dataset, g.method, g.metric, g.weight, g.item_id, sg.points
 FROM (
-    SELECT m.suite, m.version, r.model, m.dataset, m.method, m.metric, m.weight,
+    SELECT m.suite, m.version, r.model, m.dataset, m.method, m.metric, m.weight, r.item_id,
            CASE WHEN d.a = 'score' THEN CAST(r.score AS VARCHAR)
                 ELSE json_extract_string(r.measures, '$.' || d.a) END AS label
     FROM suite_methods_resolved m
@@ -116,8 +89,27 @@ FROM (
 ) g
 JOIN suite_grades sg ON sg.suite = g.suite AND sg.version = g.version AND sg.dataset = g.dataset
      AND sg.method = g.method
-     AND sg.grade_key = coalesce(CAST(TRY_CAST(g.label AS DOUBLE) AS VARCHAR), g.label)
-GROUP BY g.suite, g.version, g.model, g.dataset, g.method, g.metric;
+     AND sg.grade_key = coalesce(CAST(TRY_CAST(g.label AS DOUBLE) AS VARCHAR), g.label);
+
+-- Algorithm 2's normalization of a metric value to 0-100 ('grade' is averaged per item).
+CREATE OR REPLACE MACRO normalized_score(normalization, value, lo, hi) AS
+    CASE normalization
+        WHEN 'ratio' THEN 100 * value
+        WHEN 'raw' THEN value
+        WHEN 'numeric' THEN 100 * (value - lo) / (hi - lo)
+    END;
+
+-- Algorithm 2: one normalized 0-100 score per (suite, model, dataset, method).
+CREATE OR REPLACE VIEW method_scores AS
+SELECT m.suite, m.version, v.model, m.dataset, m.method, m.metric, m.normalization, m.weight,
+       v.n, v.value AS raw, normalized_score(m.normalization, v.value, m.lo, m.hi) AS score
+FROM suite_methods_resolved m
+JOIN metric_values v ON v.dataset = m.dataset AND v.metric = m.metric
+WHERE m.normalization <> 'grade'
+UNION ALL
+SELECT suite, version, model, dataset, method, metric, 'grade', any_value(weight), count(*), NULL, avg(points)
+FROM method_grade_points
+GROUP BY suite, version, model, dataset, method, metric;
 
 -- Algorithm 3, method -> dataset. One row per (suite, model, dataset) that has item
 -- rows or an imported score. Precedence: item scores win; an external score
@@ -157,41 +149,47 @@ SELECT suite, version, model, dataset, n_items, n_ok, n_error, n_unparsed, item_
        source, items_score, external_score
 FROM merged;
 
+-- hierarchy: begin
+-- The layers above dataset_scores are a template rendered twice (store/views.py):
+-- as the views below, one row per model, and by the bootstrap (store/bootstrap.py)
+-- as boot_* views with one row per (replicate, model). Placeholders in double
+-- braces: p prefixes the view names, g:x adds x.replicate to the keys, bounds
+-- and bounds_join add the leaderboard's stored intervals (interval_tables.sql).
 -- Algorithm 3, datasets -> task (Eq. 10).
-CREATE OR REPLACE VIEW task_scores AS
+CREATE OR REPLACE VIEW {{p}}task_scores AS
 WITH planned AS (
     SELECT suite, version, task, sum(weight) AS w, count(*) AS n FROM suite_task_datasets GROUP BY ALL
 )
-SELECT t.suite, t.version, d.model, t.task, t.sub_ability, t.level, any_value(t.weight) AS weight,
+SELECT t.suite, t.version, {{g:d}}d.model, t.task, t.sub_ability, t.level, any_value(t.weight) AS weight,
        sum(td.weight * d.score) / nullif(sum(td.weight) FILTER (WHERE d.score IS NOT NULL), 0) AS score,
        sum(td.weight * d.coverage) / any_value(p.w) AS coverage,
        count(d.score) AS n_present, any_value(p.n) AS n_planned
 FROM suite_task_datasets td
-JOIN dataset_scores d ON d.suite = td.suite AND d.version = td.version AND d.dataset = td.dataset
+JOIN {{p}}dataset_scores d ON d.suite = td.suite AND d.version = td.version AND d.dataset = td.dataset
 JOIN suite_tasks t ON t.suite = td.suite AND t.version = td.version AND t.task = td.task
 JOIN planned p ON p.suite = td.suite AND p.version = td.version AND p.task = td.task
-GROUP BY t.suite, t.version, d.model, t.task, t.sub_ability, t.level;
+GROUP BY t.suite, t.version, {{g:d}}d.model, t.task, t.sub_ability, t.level;
 
 -- Algorithm 3, tasks of one level of a sub-ability -> S(T^level) (Eq. 11).
-CREATE OR REPLACE VIEW level_scores AS
+CREATE OR REPLACE VIEW {{p}}level_scores AS
 WITH planned AS (
     SELECT suite, version, sub_ability, level, sum(weight) AS w, count(*) AS n
     FROM suite_tasks GROUP BY ALL
 )
-SELECT t.suite, t.version, t.model, t.sub_ability, t.level,
+SELECT t.suite, t.version, {{g:t}}t.model, t.sub_ability, t.level,
        sum(t.weight * t.score) / nullif(sum(t.weight) FILTER (WHERE t.score IS NOT NULL), 0) AS score,
        sum(t.weight * t.coverage) / any_value(p.w) AS coverage,
        count(t.score) AS n_present, any_value(p.n) AS n_planned
-FROM task_scores t
+FROM {{p}}task_scores t
 JOIN planned p ON p.suite = t.suite AND p.version = t.version AND p.sub_ability = t.sub_ability
      AND p.level = t.level
-GROUP BY t.suite, t.version, t.model, t.sub_ability, t.level;
+GROUP BY t.suite, t.version, {{g:t}}t.model, t.sub_ability, t.level;
 
 -- Algorithm 4, levels -> sub-ability. The difficulty row is looked up by the set of
 -- levels: those with a score ('table', the paper) or those the suite plans
 -- ('renormalize', the reference: planned weights rescaled over what is present).
 -- Coverage always weighs the levels by the planned row.
-CREATE OR REPLACE VIEW sub_ability_scores AS
+CREATE OR REPLACE VIEW {{p}}sub_ability_scores AS
 WITH planned AS (
     SELECT t.suite, t.version, t.sub_ability, any_value(s.weight) AS weight,
            concat(CASE WHEN bool_or(t.level = 'L') THEN 'L' ELSE '' END,
@@ -210,10 +208,10 @@ WITH planned AS (
            concat(CASE WHEN bool_or(level = 'L' AND score IS NOT NULL) OVER w THEN 'L' ELSE '' END,
                   CASE WHEN bool_or(level = 'M' AND score IS NOT NULL) OVER w THEN 'M' ELSE '' END,
                   CASE WHEN bool_or(level = 'H' AND score IS NOT NULL) OVER w THEN 'H' ELSE '' END) AS present
-    FROM level_scores
-    WINDOW w AS (PARTITION BY suite, version, model, sub_ability)
+    FROM {{p}}level_scores
+    WINDOW w AS (PARTITION BY {{g:}}suite, version, model, sub_ability)
 )
-SELECT l.suite, l.version, l.model, l.sub_ability, any_value(pl.weight) AS weight,
+SELECT l.suite, l.version, {{g:l}}l.model, l.sub_ability, any_value(pl.weight) AS weight,
        sum(wk.weight * l.score) / nullif(sum(wk.weight) FILTER (WHERE l.score IS NOT NULL), 0) AS score,
        sum(wp.weight * l.coverage) / any_value(pw.w) AS coverage,
        any_value(l.present) AS levels_present, any_value(pl.levels) AS levels_planned
@@ -225,21 +223,21 @@ LEFT JOIN suite_difficulty wk ON wk.suite = l.suite AND wk.version = l.version A
      AND wk.levels = CASE s.missing_levels WHEN 'table' THEN l.present ELSE pl.levels END
 LEFT JOIN suite_difficulty wp ON wp.suite = l.suite AND wp.version = l.version AND wp.level = l.level
      AND wp.levels = pl.levels
-GROUP BY l.suite, l.version, l.model, l.sub_ability;
+GROUP BY l.suite, l.version, {{g:l}}l.model, l.sub_ability;
 
 -- Algorithm 3, sub-abilities -> main ability (Eq. 13).
-CREATE OR REPLACE VIEW ability_scores AS
+CREATE OR REPLACE VIEW {{p}}ability_scores AS
 WITH planned AS (
     SELECT suite, version, ability, sum(weight) AS w, count(*) AS n FROM suite_sub_abilities GROUP BY ALL
 )
-SELECT p.suite, p.version, s.model, p.ability,
+SELECT p.suite, p.version, {{g:s}}s.model, p.ability,
        sum(s.weight * s.score) / nullif(sum(s.weight) FILTER (WHERE s.score IS NOT NULL), 0) AS score,
        sum(s.weight * s.coverage) / any_value(p.w) AS coverage,
        count(s.score) AS n_present, any_value(p.n) AS n_planned
-FROM sub_ability_scores s
+FROM {{p}}sub_ability_scores s
 JOIN suite_sub_abilities sa ON sa.suite = s.suite AND sa.version = s.version AND sa.sub_ability = s.sub_ability
 JOIN planned p ON p.suite = s.suite AND p.version = s.version AND p.ability = sa.ability
-GROUP BY p.suite, p.version, s.model, p.ability;
+GROUP BY p.suite, p.version, {{g:s}}s.model, p.ability;
 
 -- Algorithm 5. raw_total: weighted mean of the main abilities present (the gate
 -- excluded); total: raw_total, or 0 when the gate score is under tau (vetoed);
@@ -248,13 +246,13 @@ GROUP BY p.suite, p.version, s.model, p.ability;
 -- either part being partial makes the row partial.
 -- Gate scores are rounded to 1e-9 before the comparison so float noise in an
 -- exact 60 cannot flip the veto.
-CREATE OR REPLACE VIEW leaderboard AS
+CREATE OR REPLACE VIEW {{p}}leaderboard AS
 WITH planned AS (
     SELECT a.suite, a.version, sum(a.weight) FILTER (WHERE a.ability IS DISTINCT FROM s.gate) AS w
     FROM suite_abilities a JOIN suites s ON s.suite = a.suite AND s.version = a.version
     GROUP BY ALL
 ), per_model AS (
-    SELECT a.suite, a.version, a.model, any_value(s.gate) AS gate, any_value(s.tau) AS tau,
+    SELECT a.suite, a.version, {{g:a}}a.model, any_value(s.gate) AS gate, any_value(s.tau) AS tau,
            sum(sa.weight * a.score) FILTER (WHERE a.ability IS DISTINCT FROM s.gate)
              / nullif(sum(sa.weight) FILTER (WHERE a.ability IS DISTINCT FROM s.gate
                                               AND a.score IS NOT NULL), 0) AS raw_total,
@@ -262,11 +260,11 @@ WITH planned AS (
              / any_value(p.w) AS main_coverage,
            max(a.score) FILTER (WHERE a.ability = s.gate) AS gate_score,
            max(a.coverage) FILTER (WHERE a.ability = s.gate) AS gate_coverage
-    FROM ability_scores a
+    FROM {{p}}ability_scores a
     JOIN suites s ON s.suite = a.suite AND s.version = a.version
     JOIN suite_abilities sa ON sa.suite = a.suite AND sa.version = a.version AND sa.ability = a.ability
     JOIN planned p ON p.suite = a.suite AND p.version = a.version
-    GROUP BY a.suite, a.version, a.model
+    GROUP BY a.suite, a.version, {{g:a}}a.model
 ), judged AS (
     SELECT *,
            CASE WHEN gate IS NULL THEN false
@@ -278,13 +276,16 @@ WITH planned AS (
            (vetoed = false AND raw_total IS NOT NULL) AS ranked
     FROM judged
 )
-SELECT suite, version, model,
-       CASE WHEN ranked THEN rank() OVER (PARTITION BY suite, version, ranked ORDER BY total DESC) END AS rank,
+SELECT {{g:totals}}totals.suite, totals.version, totals.model,
+       CASE WHEN ranked THEN rank() OVER (PARTITION BY {{g:totals}}totals.suite, totals.version, ranked
+                                          ORDER BY total DESC) END AS rank,
        total, raw_total, vetoed,
        least(coalesce(main_coverage, 0.0),
              CASE WHEN gate IS NULL THEN 1.0 ELSE coalesce(gate_coverage, 0.0) END) AS coverage,
-       gate_score, gate_coverage, main_coverage
-FROM totals;
+       gate_score, gate_coverage, main_coverage{{bounds}}
+FROM totals{{bounds_join}};
+
+-- hierarchy: end
 
 -- Every weight of every loaded suite, one row per edge (read-only convenience:
 -- UPDATE the suite_* tables themselves).
@@ -306,3 +307,21 @@ FROM suite_methods_resolved m
 WHERE m.dataset IN (SELECT dataset FROM dataset_metrics)
   AND (m.metric IS NULL OR m.metric NOT IN (SELECT metric FROM dataset_metrics d WHERE d.dataset = m.dataset))
   AND (m.metric IS NULL OR m.metric NOT IN (SELECT metric FROM judge_metrics j WHERE j.dataset = m.dataset));
+
+-- Bootstrap intervals beside each node's point estimate (the views above, so
+-- `score` is exactly theirs). The bounds are stored by store/bootstrap.py:
+-- compute_intervals(con), which `report` runs when the results changed; NULL
+-- bounds: not computed yet, or the results changed since (interval_signature()). source: 'items' or 'external' (an imported score,
+-- held constant: zero width) on dataset rows. Semantics in docs/suites.md.
+CREATE OR REPLACE VIEW intervals AS
+WITH points AS (
+    SELECT suite, version, model, 'dataset' AS level, dataset AS node, score, source FROM dataset_scores
+    UNION ALL SELECT suite, version, model, 'task', task, score, NULL FROM task_scores
+    UNION ALL SELECT suite, version, model, 'sub_ability', sub_ability, score, NULL FROM sub_ability_scores
+    UNION ALL SELECT suite, version, model, 'ability', ability, score, NULL FROM ability_scores
+    UNION ALL SELECT suite, version, model, 'overall', 'overall', total, NULL FROM leaderboard
+)
+SELECT p.suite, p.version, p.model, p.level, p.node, p.score, b.ci_low, b.ci_high, p.source
+FROM points p
+LEFT JOIN interval_bounds b ON b.suite = p.suite AND b.version = p.version AND b.model = p.model
+     AND b.level = p.level AND b.node = p.node AND {{fresh_bounds}};

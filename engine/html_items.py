@@ -1,0 +1,78 @@
+"""Item rows for the item browser, in one compact shape for the inlined report and for `serve`.
+
+Per dataset: the item keys and gold answers once, then per model one row per item
+it has: [key index, response, prediction (JSON text), score, error, blocked].
+Prompts are not stored in `results` (only their template hash), so the browser
+shows what is stored. Inlining is capped: past the cap the report says to use
+`python -m engine serve`, which sends the same shape per dataset on demand.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+from typing import Any
+
+import duckdb
+import orjson
+
+# The report inlines items gzipped (base64; the page inflates them with the browser's
+# DecompressionStream) while they stay under this size, so that the whole page, with
+# plotly.js's 4.8 MB, stays under 10 MB.
+INLINE_CAP_BYTES = 4_000_000
+# Inlined responses are cut to this many characters ("…" marks a cut): serve shows them whole.
+INLINE_RESPONSE_CHARS = 1000
+
+_SQL = """
+SELECT dataset, item_id, sample, model, response, CAST(prediction AS VARCHAR), CAST(gold AS VARCHAR), score,
+       CASE WHEN status = 'error' THEN coalesce(error_class, 'error') || ': ' || coalesce(error, '') END, blocked
+FROM results {where}
+ORDER BY dataset, item_id, sample, model
+"""
+
+
+def items_payload(con: duckdb.DuckDBPyConnection, *, dataset: str | None = None,
+                  models: list[str] | None = None, max_chars: int | None = None) -> dict[str, dict[str, Any]]:
+    """dataset -> {"ids": [...], "gold": [...], "rows": {model: [[i, response, prediction, score, error,
+    blocked], ...]}}; optionally one dataset, some models, responses cut to max_chars."""
+    where, params = [], []
+    if dataset is not None:
+        where.append("dataset = ?")
+        params.append(dataset)
+    if models:
+        where.append(f"model IN ({', '.join('?' for _ in models)})")
+        params.extend(models)
+    sql = _SQL.format(where=("WHERE " + " AND ".join(where)) if where else "")
+    out: dict[str, dict[str, Any]] = {}
+    cur = con.execute(sql, params)
+    block: dict[str, Any] = {}
+    index: dict[str, int] = {}
+    while batch := cur.fetchmany(20_000):
+        for ds, item_id, sample, model, resp, pred, gold, score, err, blocked in batch:
+            if ds not in out:  # rows come ordered by dataset
+                block = out[ds] = {"ids": [], "gold": [], "rows": {}}
+                index = {}
+            key = item_id if not sample else f"{item_id}#{sample}"
+            i = index.get(key)
+            if i is None:
+                i = index[key] = len(block["ids"])
+                block["ids"].append(key)
+                block["gold"].append(gold)
+            if max_chars is not None and resp is not None and len(resp) > max_chars:
+                resp = resp[:max_chars] + "…"
+            block["rows"].setdefault(model, []).append([i, resp, pred, score, err, blocked])
+    return out
+
+
+def inline_items(con: duckdb.DuckDBPyConnection, cap_bytes: int = INLINE_CAP_BYTES) -> tuple[bytes | None, str]:
+    """The items as base64 of gzipped JSON for the page, or None and the reason when they pass the cap."""
+    n = con.execute("SELECT count(*) FROM results").fetchone()[0]
+    if n == 0:
+        return None, "no item rows stored yet"
+    body = orjson.dumps(items_payload(con, max_chars=INLINE_RESPONSE_CHARS))
+    packed = base64.b64encode(gzip.compress(body, compresslevel=6, mtime=0))
+    if len(packed) > cap_bytes:
+        return None, (f"{n} item rows ({len(packed) / 1e6:.1f} MB compressed) are too many to inline; "
+                      "browse them with `python -m engine serve DB`")
+    return packed, (f"{n} item rows inlined (responses cut to {INLINE_RESPONSE_CHARS} characters; "
+                    "`python -m engine serve DB` shows them whole)")
