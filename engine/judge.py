@@ -26,6 +26,7 @@ import orjson
 from benchmark.context import prompt_budget
 from benchmark.judges import Rubric, Verdict, rubric_for
 from engine.config import ModelConfig, ModelsFile, base_url
+from engine.identity import public_url
 from engine.plan import PlannedDataset, render
 from engine.progress import Progress, log
 from providers.base import Provider
@@ -76,7 +77,7 @@ def plan_judging(cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.Duc
         if (base_url(m), m.model) == (base_url(judge), judge.model):
             log(f"warning: the judge ({judge.model} at {base_url(judge)}) is also evaluated as {m.name!r}: "
                 "a judge tends to favour its own answers")
-    store.record_judge(con, judge.name, judge.provider, base_url(judge), judge.model, judge.generation(),
+    store.record_judge(con, judge.name, judge.provider, public_url(base_url(judge)), judge.model, judge.generation(),
                        judge.context_tokens)
     for ds, rubric in rubrics.items():
         store.declare_metrics(con, ds, rubric, judge.name)

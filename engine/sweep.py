@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from datetime import datetime, timezone
@@ -18,6 +19,8 @@ from benchmark.suite import load_suite
 from engine import runloop
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
 from engine.errors import UserError
+from engine.generation import ProviderSet, request_stamp
+from engine.identity import check_identities, public_url
 from engine.interrupt import Interrupt
 from engine.judge import JudgeLane, JudgePlan, plan_judging
 from engine.local_server import serve_local_models
@@ -28,7 +31,7 @@ from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
 from store import resume
-from store.db import connect, transaction
+from store.db import connect, transaction, write_failure
 from store.suite_tables import load_suite_tables
 from store.writer import Writer
 
@@ -73,6 +76,11 @@ class Plan(msgspec.Struct):
 def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> Plan:
     """Load the models file, the suite and each dataset's sample; nothing is called."""
     cfg = load_models(opts.models_path, check_env=check_env)
+    if opts.datasets is not None and not opts.datasets:
+        raise UserError("--datasets is empty: name at least one dataset id (leave the flag out for the whole suite)")
+    if opts.datasets is None and cfg.sweep.datasets is not None and not cfg.sweep.datasets:
+        raise UserError(f"{opts.models_path}: [sweep] datasets is empty: name at least one dataset id "
+                        "(leave the key out for the whole suite)")
     opts = with_file_defaults(opts, cfg.sweep)
     suite = load_suite(opts.suite)
     datasets, skipped = resolve_datasets(opts.datasets, suite.datasets)
@@ -132,11 +140,18 @@ def sweep(opts: SweepOptions) -> SweepResult:
     cfg = msgspec.structs.replace(plan.cfg, models=runnable)
     con = connect(opts.db)
     try:
+        resume.close_stale_runs(con)  # we hold the write lock: a `running` row is a killed sweep's
         load_suite_tables(con, plan.suite)
         with serve_local_models(cfg, quiet=opts.quiet) as cfg:
             result = _sweep_with_store(opts, cfg, plan.suite.name, plan.suite.version, plan.planned, con)
+    except (duckdb.Error, OSError, BaseExceptionGroup) as e:
+        failure = write_failure(e, opts.db)
+        if failure is None:
+            raise
+        raise failure from None
     finally:
-        con.close()
+        with contextlib.suppress(duckdb.Error):
+            con.close()
     result.skipped = [(m.name, why) for m, why in skipped]
     result.db, result.suite = opts.db, f"{plan.suite.name}@{plan.suite.version}"
     for name, why in result.skipped:
@@ -148,12 +163,14 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
                       planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection) -> SweepResult:
     names = [m.name for m in cfg.models]
     run_id = uuid.uuid4().hex[:12]
-    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, m.request_stamp()) for p in planned},
-                             run_id=run_id, price=m.price, max_output=m.max_tokens)
-              for m in cfg.models}
     if opts.fresh:
         n = resume.delete_rows(con, names, [p.id for p in planned])
         log(f"--fresh: deleted {n} stored rows of these models and datasets", quiet=opts.quiet)
+    # Who answers: checked against the stored rows before anything is called (engine/identity.py).
+    identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, quiet=opts.quiet)
+    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, request_stamp(m, p.dataset)) for p in planned},
+                             run_id=run_id, price=m.price, max_output=m.max_tokens, identity=identities[m.name])
+              for m in cfg.models}
     expected = {(m, p.id): (stamps[m].prompt_hash[p.id], p.dataset.scorer_version) for m in names for p in planned}
     conflicts = resume.stamp_conflicts(con, expected)
     if conflicts and not opts.allow_mixed:
@@ -179,11 +196,17 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
     t0 = time.perf_counter()
-    result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging)
+    try:
+        result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging)
+    except BaseException as e:
+        # Never left `running`: a signal is an interruption, anything else a failure.
+        failed = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
+        with contextlib.suppress(duckdb.Error, OSError):
+            resume.end_run(con, run_id, failed)
+        raise
     result.run_s = time.perf_counter() - t0
     outcome = "interrupted" if result.interrupted else "budget" if budget and budget.stopped else "complete"
-    con.execute("UPDATE runs SET finished_at = ?, outcome = ? WHERE run_id = ?",
-                [datetime.now(timezone.utc), outcome, run_id])
+    resume.end_run(con, run_id, outcome)
     result.errors = sum(c.errors for c in progress.counters.values())
     for line in progress.summary_lines():
         log(line, quiet=opts.quiet)
@@ -216,7 +239,7 @@ def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned:
     with transaction(con):  # one commit, not one per statement
         for m in cfg.models:
             con.execute("INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [m.name, m.provider, base_url(m), m.model, orjson.dumps(m.metadata).decode(),
+                        [m.name, m.provider, public_url(base_url(m)), m.model, orjson.dumps(m.metadata).decode(),
                          orjson.dumps(m.request_stamp()).decode(), now])
             # What was asked for, so coverage counts items never attempted (a killed run) as missing.
             for p in planned:
@@ -245,9 +268,13 @@ def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
     return out
 
 
-def _provider(m: ModelConfig, limits: Limits):
+def _provider(m: ModelConfig, limits: Limits, planned: list[PlannedDataset]) -> ProviderSet:
+    return ProviderSet(m, [p.dataset for p in planned], lambda gen: _one_provider(m, limits, gen))
+
+
+def _one_provider(m: ModelConfig, limits: Limits, generation: dict):
     return make_provider(m.provider, base_url=base_url(m), model=m.model, api_key=m.api_key(),
-                         generation=m.generation(), limits=limits, timeout_s=m.timeout_s,
+                         generation=generation, limits=limits, timeout_s=m.timeout_s,
                          max_retries=m.max_retries, max_connections=m.max_concurrency,
                          backoff_base_s=m.backoff_s, reasoning=m.reasoning,
                          answer_constraint=m.answer_constraint)
@@ -256,7 +283,7 @@ def _provider(m: ModelConfig, limits: Limits):
 async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection,
                stamps: dict[str, Stamps], counts: dict, partial: dict, progress: Progress,
                budget: Budget | None, limits: dict[str, Limits], judging: JudgePlan | None = None) -> SweepResult:
-    providers = {m.name: _provider(m, limits[m.name]) for m in cfg.models}
+    providers = {m.name: _provider(m, limits[m.name], planned) for m in cfg.models}
     writer = Writer(con)
     interrupt = Interrupt()
     # Judged datasets' answers also go to the judge lane (engine/judge.py); it ends after the models.

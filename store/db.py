@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -50,3 +51,23 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
     except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+def _leaves(e: BaseException) -> list[BaseException]:
+    if isinstance(e, BaseExceptionGroup):
+        return [x for sub in e.exceptions for x in _leaves(sub)]
+    return [e]
+
+
+def write_failure(e: BaseException, path: str | Path) -> StoreError | None:
+    """The one-line StoreError for a database that failed while a sweep wrote to it (None: not that)."""
+    leaves = _leaves(e)
+    for x in leaves:
+        if (isinstance(x, OSError) and x.errno == errno.ENOSPC) or "no space left" in str(x).lower():
+            return StoreError(f"cannot write to {path}: the disk is full. Free some space and run the same "
+                              "command to resume (rows written so far are kept)")
+    for x in leaves:
+        if isinstance(x, duckdb.Error):
+            return StoreError(f"database {path} failed while writing ({str(x).splitlines()[0]}). If the file is "
+                              "damaged, move it aside and run again: a new file is created")
+    return None
