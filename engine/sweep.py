@@ -30,7 +30,7 @@ from engine.scheduler import Budget, Stamps, run_lane
 from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
-from store import resume
+from store import resume, snapshot
 from store.db import connect, transaction, write_failure
 from store.suite_tables import load_suite_tables
 from store.writer import Writer
@@ -195,9 +195,11 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
                            models_path=opts.models_path, quiet=opts.quiet)
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
+    snaps = snapshot.Snapshots(opts.db)
     t0 = time.perf_counter()
     try:
-        result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging)
+        result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging,
+                             snaps)
     except BaseException as e:
         # Never left `running`: a signal is an interruption, anything else a failure.
         failed = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
@@ -207,6 +209,8 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
     result.run_s = time.perf_counter() - t0
     outcome = "interrupted" if result.interrupted else "budget" if budget and budget.stopped else "complete"
     resume.end_run(con, run_id, outcome)
+    with contextlib.suppress(duckdb.Error, OSError):  # the final state, for readers of the snapshot
+        snaps.final(con, snaps.rows)
     result.errors = sum(c.errors for c in progress.counters.values())
     for line in progress.summary_lines():
         log(line, quiet=opts.quiet)
@@ -282,7 +286,8 @@ def _one_provider(m: ModelConfig, limits: Limits, generation: dict):
 
 async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection,
                stamps: dict[str, Stamps], counts: dict, partial: dict, progress: Progress,
-               budget: Budget | None, limits: dict[str, Limits], judging: JudgePlan | None = None) -> SweepResult:
+               budget: Budget | None, limits: dict[str, Limits], judging: JudgePlan | None,
+               snaps: snapshot.Snapshots) -> SweepResult:
     providers = {m.name: _provider(m, limits[m.name], planned) for m in cfg.models}
     writer = Writer(con)
     interrupt = Interrupt()
@@ -290,12 +295,18 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
     judge = JudgeLane(judging, con, limits[judging.judge.name], progress) if judging else None
     answers = judge.tee(writer) if judge else writer
 
+    def rows_now() -> int:
+        snaps.rows = writer.rows_written + (judge.writer.rows_written if judge else 0)
+        return snaps.rows
+
     async with anyio.create_task_group() as tg:
         tg.start_soon(writer.run)
         if judge:
             tg.start_soon(judge.writer.run)
         tg.start_soon(progress.show)
         tg.start_soon(interrupt.watch)
+        # Readers see progress through <db>.snapshot (store/snapshot.py); DuckDB locks the file itself.
+        tg.start_soon(snapshot.keep_fresh, con, snaps, rows_now, lambda msg: log(f"warning: {msg}"))
         try:
             with interrupt.scope:
                 async with anyio.create_task_group() as lanes:

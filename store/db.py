@@ -14,6 +14,10 @@ class StoreError(Exception):
     """The database cannot be used as asked; the message says why and what to do."""
 
 
+class StoreLocked(StoreError):
+    """Another process (a running sweep) holds the database's write lock."""
+
+
 def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     path = Path(path)
     if read_only and not path.exists():
@@ -25,12 +29,17 @@ def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConn
     except duckdb.IOException as e:
         msg = str(e).splitlines()[0]
         if "lock" in msg.lower():
-            raise StoreError(f"database {path} is in use by another process (is a sweep still running?)") from None
+            raise StoreLocked(f"database {path} is in use by another process (is a sweep still running?)") from None
         raise StoreError(f"cannot open database {path}: {msg}") from None
     except duckdb.Error as e:
         raise StoreError(f"cannot open database {path}: it is not a readable DuckDB file ({str(e).splitlines()[0]})") from None
     if not read_only:
-        ensure_schema(con)
+        try:
+            ensure_schema(con)
+        except duckdb.Error as e:
+            con.close()
+            raise StoreError(f"cannot use database {path}: it is damaged or truncated ({str(e).splitlines()[0]}). "
+                             "Move it aside (or restore a copy) and run again: a new file is created") from None
     return con
 
 

@@ -1,0 +1,147 @@
+"""Bad input through the CLI: exit 2, one line naming the file and key, no traceback, stored rows unchanged;
+a damaged database says so; a sweep that ends abnormally is never left `running`."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.sim_server import SimServerProcess
+from tests.integration.helpers import ROOT, query, run_cli
+
+MODEL = '[[models]]\nname = "m1"\nprovider = "openai"\nbase_url = "{url}"\nmodel = "m1"\napi_key_env = "SIM_KEY"\n{extra}'
+
+
+def write(path: Path, url: str, extra: str = "", tail: str = "") -> Path:
+    path.write_text(MODEL.format(url=url, extra=extra) + tail)
+    return path
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def one_error_line(r: subprocess.CompletedProcess) -> str:
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.stderr, r.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def stored(tmp_path):
+    """A database with 10 rows, and a simulator to point models at."""
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode="gold") as sim:
+        m = write(tmp_path / "models.toml", sim.base_url, "max_tokens = 8\n")
+        r = run_cli("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--limit", "10", "--quiet",
+                    env={**os.environ, "SIM_KEY": "k"})
+        assert r.returncode == 0, r.stderr
+        sim.reset()
+        yield db, sim
+
+
+@pytest.mark.parametrize("extra, key, tail, expect", [
+    ("max_tokens = 0\n", "k", "", "max_tokens must be >= 1"),
+    ("temperature = -0.5\n", "k", "", "temperature = -0.5 is out of range"),
+    ("top_p = 1.5\n", "k", "", "top_p = 1.5 is out of range"),
+    ("max_tokens = 5000\ntpm = 4000\n", "k", "", "max_tokens 5000 is above tpm 4000"),
+    ('max_tokens = 5000\naccount = "a"\n', "k", "\n[accounts.a]\ntpm = 1000\n", "above accounts.a.tpm 1000"),
+    ("", "sk-abc\r\n", "", "environment variable SIM_KEY contains a control character"),
+    ("", "k", '\n[sweep]\ndatasets = []\n', "[sweep] datasets is empty"),
+])
+def test_bad_input_exits_2_with_one_line_and_rows_unchanged(tmp_path, stored, extra, key, tail, expect):
+    db, sim = stored
+    before = digest(db)
+    m = write(tmp_path / "bad.toml", sim.base_url, extra, tail)
+    args = ["sweep", str(m), "--db", str(db), "--quiet"] + ([] if "datasets" in tail else ["--datasets", "synthetic"])
+    line = one_error_line(run_cli(*args, env={**os.environ, "SIM_KEY": key}))
+    assert expect in line and str(m) in line, line
+    assert "sk-abc" not in line
+    assert sim.stats()["total"] == 0 and digest(db) == before
+
+
+def test_empty_datasets_flag_is_an_error_not_the_whole_suite(tmp_path, stored):
+    db, sim = stored
+    before = digest(db)
+    m = write(tmp_path / "ok.toml", sim.base_url, "max_tokens = 8\n")
+    line = one_error_line(run_cli("sweep", str(m), "--db", str(db), "--datasets", "", "--quiet",
+                                  env={**os.environ, "SIM_KEY": "k"}))
+    assert "--datasets is empty" in line
+    assert sim.stats()["total"] == 0 and digest(db) == before
+
+
+def test_truncated_database_says_what_is_wrong(tmp_path, stored):
+    db, sim = stored
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 3])
+    m = write(tmp_path / "ok.toml", sim.base_url, "max_tokens = 8\n")
+    env = {**os.environ, "SIM_KEY": "k"}
+    line = one_error_line(run_cli("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--quiet", env=env))
+    assert str(db) in line and "move it aside" in line, line
+    line = one_error_line(run_cli("report", str(db)))
+    assert str(db) in line, line
+    assert sim.stats()["total"] == 0
+
+
+def _wait_rows(db: Path, proc: subprocess.Popen, n: int = 1, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        snap = db.with_name(db.name + ".snapshot")
+        if snap.exists() and query(snap, "SELECT count(*) FROM results")[0][0] >= n:
+            return
+        time.sleep(0.2)
+    raise AssertionError("no rows appeared")
+
+
+def _slow_sweep(tmp_path: Path, url: str, db: Path) -> subprocess.Popen:
+    m = write(tmp_path / "slow.toml", url, "max_tokens = 8\nmax_concurrency = 2\n")
+    return subprocess.Popen([sys.executable, "-m", "engine", "sweep", str(m), "--db", str(db), "--datasets",
+                             "synthetic", "--limit", "400", "--quiet"], cwd=ROOT, env={**os.environ, "SIM_KEY": "k"},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_killed_sweep_is_marked_interrupted_by_the_next_one(tmp_path):
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode="gold", latency_ms=50) as sim:
+        proc = _slow_sweep(tmp_path, sim.base_url, db)
+        _wait_rows(db, proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert query(db, "SELECT outcome FROM runs") == [("running",)]  # nobody could say otherwise
+        m = write(tmp_path / "slow.toml", sim.base_url, "max_tokens = 8\n")
+        r = run_cli("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--limit", "20", "--quiet",
+                    env={**os.environ, "SIM_KEY": "k"})
+        assert r.returncode == 0, r.stderr
+    assert sorted(query(db, "SELECT outcome FROM runs")) == [("complete",), ("interrupted",)]
+
+
+def test_sigterm_mid_sweep_marks_the_run_interrupted(tmp_path):
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode="gold", latency_ms=50) as sim:
+        proc = _slow_sweep(tmp_path, sim.base_url, db)
+        _wait_rows(db, proc)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and "Traceback" not in err, err
+    assert query(db, "SELECT outcome FROM runs") == [("interrupted",)]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_start_up_exits_130_without_traceback(tmp_path, sig):
+    m = write(tmp_path / "ok.toml", "http://127.0.0.1:9/v1", "max_tokens = 8\n")
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "sweep", str(m), "--db", str(tmp_path / "r.duckdb"),
+                             "--datasets", "synthetic", "--quiet"], cwd=ROOT, env={**os.environ, "SIM_KEY": "k"},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.4)  # inside the imports (about a second on this machine)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, (proc.returncode, err)
