@@ -10,7 +10,8 @@ settings used are part of the row's stamp (engine.plan.run_stamp).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 

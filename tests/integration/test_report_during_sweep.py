@@ -3,7 +3,6 @@ databases read-only (a read-only file reports); plain DuckDB reads the snapshot.
 
 from __future__ import annotations
 
-import os
 import re
 import stat
 import subprocess
