@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import errno
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Iterator
 
@@ -58,7 +58,9 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
         yield con
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        # A failed write (disk full) may have ended the transaction already: the first error is the news.
+        with suppress(duckdb.Error):
+            con.execute("ROLLBACK")
         raise
 
 
@@ -75,6 +77,11 @@ def write_failure(e: BaseException, path: str | Path) -> StoreError | None:
         if (isinstance(x, OSError) and x.errno == errno.ENOSPC) or "no space left" in str(x).lower():
             return StoreError(f"cannot write to {path}: the disk is full. Free some space and run the same "
                               "command to resume (rows written so far are kept)")
+    for x in leaves:
+        if (isinstance(x, OSError) and x.errno == errno.EFBIG) or "file too large" in str(x).lower():
+            return StoreError(f"cannot write to {path}: the file size limit was reached (ulimit -f, or the file "
+                              "system's largest file). Raise it and run the same command to resume (rows written "
+                              "so far are kept)")
     for x in leaves:
         if isinstance(x, duckdb.Error):
             return StoreError(f"database {path} failed while writing ({str(x).splitlines()[0]}). If the file is "

@@ -39,15 +39,20 @@ def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path) -> float:
     t0 = time.perf_counter()
     final = snapshot_path(db)
     tmp = final.with_name(final.name + ".tmp")
-    for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+    for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):  # a killed sweep's
         leftover.unlink(missing_ok=True)
     source = con.execute("SELECT current_database()").fetchone()[0]
-    con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
     try:
-        con.execute(f'COPY FROM DATABASE "{source}" TO moodengine_snapshot')
-    finally:
-        con.execute("DETACH moodengine_snapshot")
-    os.replace(tmp, final)
+        con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
+        try:
+            con.execute(f'COPY FROM DATABASE "{source}" TO moodengine_snapshot')
+        finally:
+            con.execute("DETACH moodengine_snapshot")
+        os.replace(tmp, final)
+    except BaseException:
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):  # a failed copy must not hold disk space
+            leftover.unlink(missing_ok=True)
+        raise
     return time.perf_counter() - t0
 
 

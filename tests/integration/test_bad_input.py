@@ -145,3 +145,52 @@ def test_signal_during_start_up_exits_130_without_traceback(tmp_path, sig):
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err, (proc.returncode, err)
+
+
+def _fsize_limit(limit: int):
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MB file system (tmpfs; needs the right to mount, else skipped)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def _fill(tmp_path: Path, url: str, db: Path, **popen) -> subprocess.CompletedProcess:
+    m = write(tmp_path / "fill.toml", url, "max_tokens = 8\n")
+    return subprocess.run([sys.executable, "-m", "engine", "sweep", str(m), "--db", str(db), "--datasets", "synthetic",
+                           "--limit", "20000", "--quiet"], cwd=ROOT, env={**os.environ, "SIM_KEY": "k"},
+                          capture_output=True, text=True, timeout=300, **popen)
+
+
+def _assert_write_failure(r: subprocess.CompletedProcess, db: Path, what: str) -> None:
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: cannot write to {db}: {what}") and "run the same command to resume" in last, last
+    (n,), = query(db, "SELECT count(*) FROM results")
+    assert n > 0  # what was written before is kept
+    assert query(db, "SELECT outcome FROM runs") == [("failed",)]
+    assert not list(db.parent.glob("*.snapshot.tmp*"))  # a failed snapshot gives its space back
+
+
+def test_disk_full_while_writing_is_one_line_and_keeps_the_rows(tmp_path, small_disk):
+    db = small_disk / "r.duckdb"
+    with SimServerProcess(mode="gold") as sim:
+        _assert_write_failure(_fill(tmp_path, sim.base_url, db), db, "the disk is full")
+
+
+def test_file_size_limit_while_writing_is_one_line_and_keeps_the_rows(tmp_path):
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode="gold") as sim:
+        r = _fill(tmp_path, sim.base_url, db, preexec_fn=_fsize_limit(1_500_000))
+        _assert_write_failure(r, db, "the file size limit was reached")
