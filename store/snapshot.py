@@ -76,8 +76,9 @@ class Snapshots:
     def __init__(self, db: str | Path, every_s: float = 5.0):
         self.db = db
         self.every_s = every_s
-        # An existing snapshot is as new as the rows: the first copy waits for the first new row.
-        self.last_rows = 0 if snapshot_path(db).exists() else -1
+        # The first copy waits for the first new row: a resume with nothing to ask copies nothing
+        # (2 s for 500,000 rows), and until then readers have the last sweep's snapshot, if any.
+        self.last_rows = 0
         self.rows = 0  # rows written so far (set by the sweep's counter)
         self.next_at = 0.0
         self.last_cost_s = 0.0
@@ -91,7 +92,7 @@ class Snapshots:
 
     def final(self, con: duckdb.DuckDBPyConnection, rows: int) -> None:
         """The sweep's last state (its runs row included), unless nothing changed since the last copy."""
-        if rows != self.last_rows or self.last_rows < 0:
+        if rows != self.last_rows:
             cur = con.cursor()
             try:
                 self.done(rows, write_snapshot(cur, self.db), time.monotonic())
@@ -130,7 +131,8 @@ def open_for_reading(db: str | Path) -> tuple[duckdb.DuckDBPyConnection, str | N
         age = age_s(db)
         if age is None:
             raise StoreError(f"database {db} is being written by a running sweep and has no snapshot yet "
-                             f"({snapshot_path(db).name} appears within seconds of the sweep's start)") from None
+                             f"({snapshot_path(db).name} appears once the sweep has stored its first rows; "
+                             "try again in a few seconds)") from None
     con = connect(snapshot_path(db), read_only=True)
     (rows,) = con.execute("SELECT count(*) FROM results").fetchone()
     return con, (f"note: {db} is being written by a running sweep; showing its snapshot from {age:.0f} s ago "
