@@ -86,7 +86,8 @@ def describe_change(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return out
 
 
-def check_identities(con: Any, cfg: Any, planned: list[Any], *, allow_mixed: bool, quiet: bool = False) -> dict[str, dict[str, str]]:
+def check_identities(con: Any, cfg: Any, planned: list[Any], *, allow_mixed: bool, fresh: bool = False,
+                     quiet: bool = False) -> dict[str, dict[str, str]]:
     """Each model's identity hash per dataset, recorded; raises UserError if stored rows were answered otherwise.
 
     Rows from before identity stamps (NULL) are compared with the `models` table's
@@ -118,7 +119,8 @@ def check_identities(con: Any, cfg: Any, planned: list[Any], *, allow_mixed: boo
             changes.setdefault(model, [])
             if w not in changes[model]:
                 changes[model].append(w)
-    if cfg.judge is not None and not cfg.judge.missing_key():
+    # --fresh deletes these models' judgements too (engine/judge.py), after this check.
+    if cfg.judge is not None and not cfg.judge.missing_key() and not fresh:
         old = store.judge_detail(con, cfg.judge.name)
         if old is not None:
             old["base_url"] = without_loopback_port(public_url(old["base_url"]))
@@ -131,7 +133,8 @@ def check_identities(con: Any, cfg: Any, planned: list[Any], *, allow_mixed: boo
         if not allow_mixed:
             first = lines[0]
             more = f" (also changed: {', '.join(list(changes)[1:])})" if len(changes) > 1 else ""
-            raise UserError(f"{first}; rerun with --fresh for this model, or give it a new name "
+            # --fresh redoes every model of the file on these datasets; a new name keeps the old rows apart.
+            raise UserError(f"{first}; rerun with --fresh to ask again, or give it a new name "
                             f"(--allow-mixed keeps both){more}")
         log(f"--allow-mixed: keeping rows answered by another identity: {'; '.join(lines)}")
     for model, ds, n in legacy:

@@ -167,7 +167,7 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
         n = resume.delete_rows(con, names, [p.id for p in planned])
         log(f"--fresh: deleted {n} stored rows of these models and datasets", quiet=opts.quiet)
     # Who answers: checked against the stored rows before anything is called (engine/identity.py).
-    identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, quiet=opts.quiet)
+    identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, fresh=opts.fresh, quiet=opts.quiet)
     stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, request_stamp(m, p.dataset)) for p in planned},
                              run_id=run_id, price=m.price, max_output=m.max_tokens, identity=identities[m.name])
               for m in cfg.models}

@@ -147,3 +147,7 @@ def test_changed_judge_model_stops_before_any_call(tmp_path, data_dir):
         assert r.returncode == 2
         assert "judge judge: model id judge-a -> judge-b" in one_error_line(r.stderr)
         assert sim.stats()["total"] == 0
+        # --fresh, as the message says, asks both again, the new judge judging.
+        r = run_cli("sweep", str(models("judge-b")), "--db", str(db), *args, "--fresh")
+        assert r.returncode == 0, r.stderr
+        assert sim.stats()["by_model"] == {"gpt-a": 4, "judge-b": 4}
