@@ -233,11 +233,26 @@ def test_interrupted_download_resumes_with_a_range_request(
     assert "on disk" not in capsys.readouterr().err
 
 
+# The head of the test manifests: BBQ's GitHub source, pinned.
+BBQ_SOURCE = """version = 1
+[sources.bbq]
+kind = "github"
+repo = "nyu-mll/BBQ"
+revision = "bea11bd97d79217245b5871acd247b9d6eb24598"
+dest = "bbq"
+"""
+
+
+def dead_url() -> str:
+    """A port nobody listens on: connection refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
 def test_unreachable_host_names_each_file_and_its_destination(
         data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with socket.socket() as s:  # a port nobody listens on: connection refused
-        s.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    dead = dead_url()
     data = tmp_path / "data"
     ids = ["eq60", "crows_pairs", "personafeedback"]
     assert run(*pull_args(dead, data, "--datasets", ",".join(ids))) == 3
@@ -255,18 +270,10 @@ def test_unreachable_host_names_each_file_and_its_destination(
 def test_unreachable_optional_file_is_a_note_when_the_needed_data_is_present(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Offline with every needed file present: exit 0, and no line says error."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    dead = dead_url()
     needed = b"id,question\n1,q\n"
     manifest = tmp_path / "sources.toml"
-    manifest.write_text(f"""version = 1
-[sources.bbq]
-kind = "github"
-repo = "nyu-mll/BBQ"
-revision = "bea11bd97d79217245b5871acd247b9d6eb24598"
-dest = "bbq"
-[datasets.bbq]
+    manifest.write_text(BBQ_SOURCE + f"""[datasets.bbq]
 files = [
   {{ source = "bbq", path = "a.csv", size = {len(needed)}, sha256 = "{hashlib.sha256(needed).hexdigest()}" }},
   {{ source = "bbq", path = "extra/notes.csv", optional = true }},
@@ -295,13 +302,7 @@ def test_trust_on_first_download_hub_listing_and_zip(
     archive = buf.getvalue()
     text = "ctx\n0\nend a\n" * 50
     manifest = tmp_path / "sources.toml"
-    manifest.write_text(f"""version = 1
-[sources.bbq]
-kind = "github"
-repo = "nyu-mll/BBQ"
-revision = "bea11bd97d79217245b5871acd247b9d6eb24598"
-dest = "bbq"
-[sources.hub]
+    manifest.write_text(BBQ_SOURCE + f"""[sources.hub]
 kind = "hf"
 repo = "Org/Feedback"
 revision = "e69b124ade0f52c51802be2f4fae094b19e8a7ef"

@@ -112,30 +112,25 @@ def _slow_sweep(tmp_path: Path, url: str, db: Path) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_killed_sweep_is_marked_interrupted_by_the_next_one(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_sweep_that_ends_abnormally_is_not_left_running(tmp_path, sig):
+    """SIGTERM: the sweep marks itself; SIGKILL: nobody can, so the next sweep marks it."""
     db = tmp_path / "r.duckdb"
     with SimServerProcess(mode="gold", latency_ms=50) as sim:
         proc = _slow_sweep(tmp_path, sim.base_url, db)
         _wait_answers(sim, proc)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-        assert query(db, "SELECT outcome FROM runs") == [("running",)]  # nobody could say otherwise
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        if sig == signal.SIGTERM:
+            assert proc.returncode == 130 and "Traceback" not in err, err
+            assert query(db, "SELECT outcome FROM runs") == [("interrupted",)]
+            return
+        assert query(db, "SELECT outcome FROM runs") == [("running",)]
         m = write(tmp_path / "slow.toml", sim.base_url, "max_tokens = 8\n")
         r = run_cli("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--limit", "20", "--quiet",
                     env={**os.environ, "SIM_KEY": "k"})
         assert r.returncode == 0, r.stderr
     assert sorted(query(db, "SELECT outcome FROM runs")) == [("complete",), ("interrupted",)]
-
-
-def test_sigterm_mid_sweep_marks_the_run_interrupted(tmp_path):
-    db = tmp_path / "r.duckdb"
-    with SimServerProcess(mode="gold", latency_ms=50) as sim:
-        proc = _slow_sweep(tmp_path, sim.base_url, db)
-        _wait_answers(sim, proc)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 130 and "Traceback" not in err, err
-    assert query(db, "SELECT outcome FROM runs") == [("interrupted",)]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
