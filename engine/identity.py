@@ -13,9 +13,14 @@ import inspect
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import duckdb
+
 from benchmark.dataset import Dataset, stable_hash
-from engine.config import ModelConfig, base_url
+from engine.config import ModelConfig, ModelsFile, base_url
+from engine.errors import UserError
 from engine.local_server import DEFAULT_GGUF_NAME
+from engine.progress import log
+from store import identity as store
 
 # Names shown in the "what changed" message, in this order.
 FIELD_NAMES = {"provider": "provider", "base_url": "base URL", "model": "model id",
@@ -86,25 +91,52 @@ def describe_change(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return out
 
 
-def check_identities(con: Any, cfg: Any, planned: list[Any], *, allow_mixed: bool, fresh: bool = False,
-                     quiet: bool = False) -> dict[str, dict[str, str]]:
-    """Each model's identity hash per dataset, recorded; raises UserError if stored rows were answered otherwise.
+def check_identities(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[Any], *,
+                     allow_mixed: bool, fresh: bool = False, quiet: bool = False) -> dict[str, dict[str, str]]:
+    """Each model's identity hash per dataset, recorded; UserError if stored rows were answered otherwise.
 
     Rows from before identity stamps (NULL) are compared with the `models` table's
     provider, base URL and model id, and adopted when those agree.
     """
-    from engine.errors import UserError
-    from engine.progress import log
-    from store import identity as store
-
     details = {m.name: {p.id: model_identity(m, p.dataset) for p in planned} for m in cfg.models}
     hashes = {name: {d: identity_hash(v) for d, v in per.items()} for name, per in details.items()}
     stored = store.stored_identities(con, {(n, d): h for n, per in hashes.items() for d, h in per.items()})
+    changes, legacy = _model_changes(con, details, stored)
+    # --fresh deletes these models' judgements too (engine/judge.py), after this check.
+    if cfg.judge is not None and not cfg.judge.missing_key() and not fresh:
+        what = _judge_change(con, cfg.judge)
+        if what:
+            changes[f"judge {cfg.judge.name}"] = what
+    if changes:
+        lines = [f"{'' if who.startswith('judge ') else 'model '}{who}: {', '.join(what)}"
+                 for who, what in changes.items()]
+        if not allow_mixed:
+            more = f" (also changed: {', '.join(list(changes)[1:])})" if len(changes) > 1 else ""
+            # --fresh redoes every model of the file on these datasets; a new name keeps the old rows apart.
+            raise UserError(f"{lines[0]}; rerun with --fresh to ask again, or give it a new name "
+                            f"(--allow-mixed keeps both){more}")
+        log(f"--allow-mixed: keeping rows answered by another identity: {'; '.join(lines)}")
+    for model, ds, _ in legacy:
+        store.adopt(con, model, ds, hashes[model][ds])
+    if legacy:
+        log(f"note: {sum(n for _, _, n in legacy)} stored row(s) predate identity stamps; provider, base URL "
+            f"and model id agree with the models table, so they are kept as "
+            f"{', '.join(sorted({m for m, _, _ in legacy}))}'s", quiet=quiet)
+    store.record(con, {h: details[n][d] for n, per in hashes.items() for d, h in per.items()})
+    return hashes
+
+
+def _model_changes(con: duckdb.DuckDBPyConnection, details: dict[str, dict[str, dict[str, Any]]],
+                   stored: list[tuple[str, str, str | None, int]]
+                   ) -> tuple[dict[str, list[str]], list[tuple[str, str, int]]]:
+    """(what changed per model, [(model, dataset, rows)] of pre-identity rows that agree)."""
     changes: dict[str, list[str]] = {}
     legacy: list[tuple[str, str, int]] = []
     for model, ds, old_hash, n in stored:
         new = details[model][ds]
-        if old_hash is None:
+        if old_hash is not None:
+            what = describe_change(store.detail_of(con, old_hash), new) or ["request shape changed"]
+        else:
             old = store.legacy_detail(con, model)
             if old.get("base_url") is not None:
                 old["base_url"] = without_loopback_port(public_url(old["base_url"]))
@@ -113,36 +145,14 @@ def check_identities(con: Any, cfg: Any, planned: list[Any], *, allow_mixed: boo
             what = describe_change(old, new)
             if not what:
                 legacy.append((model, ds, n))
-        else:
-            what = describe_change(store.detail_of(con, old_hash), new) or ["request shape changed"]
-        for w in what:
-            changes.setdefault(model, [])
-            if w not in changes[model]:
-                changes[model].append(w)
-    # --fresh deletes these models' judgements too (engine/judge.py), after this check.
-    if cfg.judge is not None and not cfg.judge.missing_key() and not fresh:
-        old = store.judge_detail(con, cfg.judge.name)
-        if old is not None:
-            old["base_url"] = without_loopback_port(public_url(old["base_url"]))
-            what = describe_change(old, judge_identity(cfg.judge))
-            if what:
-                changes[f"judge {cfg.judge.name}"] = what
-    if changes:
-        lines = [f"{'model ' if not who.startswith('judge ') else ''}{who}: {', '.join(what)}"
-                 for who, what in changes.items()]
-        if not allow_mixed:
-            first = lines[0]
-            more = f" (also changed: {', '.join(list(changes)[1:])})" if len(changes) > 1 else ""
-            # --fresh redoes every model of the file on these datasets; a new name keeps the old rows apart.
-            raise UserError(f"{first}; rerun with --fresh to ask again, or give it a new name "
-                            f"(--allow-mixed keeps both){more}")
-        log(f"--allow-mixed: keeping rows answered by another identity: {'; '.join(lines)}")
-    for model, ds, n in legacy:
-        store.adopt(con, model, ds, hashes[model][ds])
-    if legacy:
-        n = sum(n for _, _, n in legacy)
-        log(f"note: {n} stored row(s) predate identity stamps; provider, base URL and model id agree with "
-            f"the models table, so they are kept as {', '.join(sorted({m for m, _, _ in legacy}))}'s",
-            quiet=quiet)
-    store.record(con, {h: details[n][d] for n, per in hashes.items() for d, h in per.items()})
-    return hashes
+        seen = changes.setdefault(model, [])
+        seen += [w for w in what if w not in seen]
+    return {m: w for m, w in changes.items() if w}, legacy
+
+
+def _judge_change(con: duckdb.DuckDBPyConnection, judge: ModelConfig) -> list[str]:
+    old = store.judge_detail(con, judge.name)
+    if old is None:
+        return []
+    old["base_url"] = without_loopback_port(public_url(old["base_url"]))
+    return describe_change(old, judge_identity(judge))
