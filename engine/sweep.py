@@ -180,8 +180,6 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
             "Resuming would mix them: rerun with --fresh to redo them, or --allow-mixed to keep both"
         )
     _record_run_inputs(con, cfg, planned)
-    con.execute("INSERT INTO runs VALUES (?, ?, NULL, ?, ?, ?, ?, 'running')",
-                [run_id, datetime.now(timezone.utc), str(opts.models_path), ENGINE_VERSION, suite_name, suite_version])
 
     counts = resume.done_counts(con, names, {p.id: p.ids for p in planned})
     partial = {(m, p.id): resume.done_keys(con, m, p.id)
@@ -196,6 +194,9 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
     snaps = snapshot.Snapshots(opts.db)
+    # Inserted here, just before the try that ends it: a failure earlier leaves no `running` row.
+    con.execute("INSERT INTO runs VALUES (?, ?, NULL, ?, ?, ?, ?, 'running')",
+                [run_id, datetime.now(timezone.utc), str(opts.models_path), ENGINE_VERSION, suite_name, suite_version])
     t0 = time.perf_counter()
     try:
         result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging,
