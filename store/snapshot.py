@@ -124,9 +124,12 @@ async def keep_fresh(con: duckdb.DuckDBPyConnection, plan: Snapshots, rows: Call
 def open_for_reading(db: str | Path) -> tuple[duckdb.DuckDBPyConnection, str | None]:
     """A read-only connection to ``db``, or to its snapshot while a sweep holds it; and a note saying so."""
     from store.db import StoreError, StoreLocked, connect
+    from store.views import shadow_views
 
     try:
-        return connect(db, read_only=True), None
+        con = connect(db, read_only=True)
+        shadow_views(con)
+        return con, None
     except StoreLocked:
         age = age_s(db)
         if age is None:
@@ -134,6 +137,7 @@ def open_for_reading(db: str | Path) -> tuple[duckdb.DuckDBPyConnection, str | N
                              f"({snapshot_path(db).name} appears once the sweep has stored its first rows; "
                              "try again in a few seconds)") from None
     con = connect(snapshot_path(db), read_only=True)
+    shadow_views(con)
     (rows,) = con.execute("SELECT count(*) FROM results").fetchone()
     return con, (f"note: {db} is being written by a running sweep; showing its snapshot from {age:.0f} s ago "
                  f"({rows} result rows)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
@@ -38,3 +39,32 @@ def ensure_views(con: duckdb.DuckDBPyConnection) -> None:
     ensure_judgement_tables(con)  # metric_values (views.sql) appends the judge metrics
     ensure_suite_tables(con)
     con.execute((_HERE / "views.sql").read_text(encoding="utf-8"))
+
+
+# Dependency order: metric_values (views.sql) reads judge_metric_values (judgements.sql).
+_VIEW_FILES = ("judgements.sql", "views.sql", "costs.sql")
+_CREATE_VIEW = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", re.IGNORECASE | re.MULTILINE)
+
+
+def shadow_views(con: duckdb.DuckDBPyConnection) -> bool:
+    """On a read-only connection: this engine's views as TEMP views over the stored tables.
+
+    A read-only database keeps the views its last writer created; temporary views
+    of the same names shadow them, so a report reads what this version computes.
+    If a file is too old for them (a table they read is missing), none is kept
+    and the stored views answer (False).
+    """
+    made: list[str] = []
+    try:
+        for name in _VIEW_FILES:
+            for stmt in con.extract_statements((_HERE / name).read_text(encoding="utf-8")):
+                m = _CREATE_VIEW.search(stmt.query)
+                if m:
+                    con.execute(stmt.query[:m.start()] + f"CREATE OR REPLACE TEMP VIEW {m.group(1)}"
+                                + stmt.query[m.end():])
+                    made.append(m.group(1))
+    except duckdb.Error:
+        for view in reversed(made):
+            con.execute(f"DROP VIEW IF EXISTS temp.{view}")
+        return False
+    return True

@@ -41,9 +41,9 @@ def test_a_locked_database_without_snapshot_is_one_clear_error(tmp_path):
     import sys
 
     db = tmp_path / "r.duckdb"
-    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(db)!r}); "
-                               "c.execute('CREATE TABLE results (a INT)'); print('ok', flush=True); time.sleep(30)"],
-                              stdout=subprocess.PIPE, text=True)
+    code = (f"import duckdb, time; c = duckdb.connect({str(db)!r}); "
+            "c.execute('CREATE TABLE results (a INT)'); print('ok', flush=True); time.sleep(30)")
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "ok"
         with pytest.raises(StoreError, match="no snapshot yet"):
@@ -66,3 +66,14 @@ def test_refresh_schedule_waits_for_new_rows_and_scales_with_cost():
     assert not plan.due(20, 9.9) and plan.due(20, 10.0)  # 5 x a 2 s copy
     plan.done(20, cost_s=0.1, now=10.0)
     assert not plan.due(30, 14.9) and plan.due(30, 15.0)  # at least every_s
+
+
+def test_a_read_only_connection_sees_this_versions_views_not_the_stored_ones(tmp_path):
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    con.execute("CREATE OR REPLACE VIEW leaderboard AS SELECT 'stale' AS x")  # as an older engine left it
+    con.close()
+    con, _ = open_for_reading(db)
+    assert "model" in [d[0] for d in con.execute("SELECT * FROM leaderboard").description]
+    con.close()
+    assert duckdb.connect(str(db), read_only=True).execute("SELECT * FROM leaderboard").fetchall() == [("stale",)]
