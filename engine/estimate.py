@@ -14,8 +14,8 @@ from typing import TextIO
 import msgspec
 
 from engine.config import ModelConfig
-from engine.plan import PlannedDataset, samples_of
 from engine.generation import dataset_generation
+from engine.plan import PlannedDataset, samples_of
 from engine.sweep import SweepOptions, plan_sweep
 from providers.http import DEFAULT_MAX_OUTPUT
 from store import resume

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from benchmark.context import prompt_budget
 from benchmark.dataset import Dataset
 from engine.config import ModelConfig
 from providers.base import Provider
@@ -43,6 +44,11 @@ def request_stamp(m: ModelConfig, ds: Dataset) -> dict[str, Any]:
     """Everything about this dataset's requests that changes answers (ModelConfig.request_stamp, per dataset)."""
     gen = dataset_generation(m, ds)
     return {**gen, "answer_constraint": m.answer_constraint} if m.answer_constraint else gen
+
+
+def prompt_budgets(m: ModelConfig, datasets: list[Dataset]) -> dict[str, int | None]:
+    """Per dataset, the tokens a prompt may take: the context less the output this dataset is given."""
+    return {ds.id: prompt_budget(m.context_tokens, dataset_generation(m, ds).get("max_tokens")) for ds in datasets}
 
 
 class ProviderSet:

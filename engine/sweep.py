@@ -14,12 +14,11 @@ import duckdb
 import msgspec
 import orjson
 
-from benchmark.context import prompt_budget
 from benchmark.suite import load_suite
 from engine import runloop
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
 from engine.errors import UserError
-from engine.generation import ProviderSet, request_stamp
+from engine.generation import ProviderSet, prompt_budgets, request_stamp
 from engine.identity import check_identities, public_url
 from engine.interrupt import Interrupt
 from engine.judge import JudgeLane, JudgePlan, plan_judging
@@ -317,7 +316,7 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
                         for m in cfg.models:
                             work = lane(planned, lambda d, m=m.name: counts.get((m, d), 0),
                                         lambda d, m=m.name: partial.get((m, d), set()),
-                                        prompt_budget(m.context_tokens, m.max_tokens))
+                                        prompt_budgets(m, [p.dataset for p in planned]))
                             models.start_soon(run_lane, m.name, providers[m.name], work, m.max_concurrency,
                                               answers, stamps[m.name], progress, budget)
                     if judge:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from benchmark import registry
 from engine.config import ModelConfig
-from engine.generation import ProviderSet, dataset_generation, request_stamp
+from engine.generation import ProviderSet, dataset_generation, prompt_budgets, request_stamp
 
 
 def model(**kw) -> ModelConfig:
@@ -43,3 +43,10 @@ def test_one_provider_per_distinct_setting():
     ps = ProviderSet(model(), datasets, make)
     assert sorted(g["max_tokens"] for g in made) == [32, 128]
     assert ps.for_dataset("sst2") is ps.for_dataset("crows_pairs") is not ps.for_dataset("samsum")
+
+
+def test_prompt_budget_leaves_room_for_each_datasets_output():
+    sst2, vcsum = registry.get("sst2"), registry.get("vcsum")
+    budgets = prompt_budgets(model(context_tokens=4096), [sst2, vcsum])
+    assert budgets["sst2"] - budgets["vcsum"] == vcsum.max_tokens - sst2.max_tokens  # 512 - 32
+    assert prompt_budgets(model(), [sst2]) == {"sst2": None}  # no context_tokens: unlimited
