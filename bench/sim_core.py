@@ -258,6 +258,7 @@ class Stats:
         self.by_prompt: defaultdict[str, int] = defaultdict(int)
         self.by_prompt_ok: defaultdict[str, int] = defaultdict(int)
         self.throttled_by_model: defaultdict[str, int] = defaultdict(int)  # 429s of the rpm limit
+        self.by_max_tokens: defaultdict[str, int] = defaultdict(int)  # output cap asked for ('none': unset)
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -268,6 +269,7 @@ class Stats:
             "by_prompt": self.by_prompt,
             "by_prompt_ok": self.by_prompt_ok,
             "throttled_by_model": self.throttled_by_model,
+            "by_max_tokens": self.by_max_tokens,
         }
 
 

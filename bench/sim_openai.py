@@ -193,6 +193,7 @@ def _completion(state: SimState, model: str, messages: list, decision: Decision,
     if last_user is None:
         last_user = texts[-1]
     cap = body.get("max_completion_tokens") or body.get("max_tokens")
+    state.stats.by_max_tokens[str(cap or "none")] += 1
     answer, cut, prompt_tokens, completion_tokens = reply(decision.behaviour.mode, texts, last_user, cap)
     schema = check_openai_format(body["response_format"]) if "response_format" in body else None
     if schema is not None:

@@ -74,7 +74,10 @@ def seed_completed(db: Path, models_file: Path, n_models: int, items: int) -> No
     """Write n_models x items completed rows, exactly as a finished sweep would have."""
     from benchmark import registry
     from engine.config import load_models
+    from engine.generation import request_stamp
+    from engine.identity import identity_hash, model_identity
     from engine.plan import load_dataset, run_stamp
+    from store import identity as store_identity
     from store.db import connect
     from store.writer import ResultRow, insert_rows
 
@@ -84,10 +87,13 @@ def seed_completed(db: Path, models_file: Path, n_models: int, items: int) -> No
     con = connect(db)
     now = datetime.now(timezone.utc)
     for m in cfg.models:
-        stamp = run_stamp(ds, m.generation())
+        stamp = run_stamp(ds, request_stamp(m, ds))
+        detail = model_identity(m, ds)
+        who = identity_hash(detail)
+        store_identity.record(con, {who: detail})
         rows = [ResultRow(m.name, ds.id, it.id, 0, "ok", None, None, 1, "Answer: A", "A", it.gold,
                           float(it.gold == "A"), None, 1.0, 10, 2, "sim", stamp, "1.0-spine", ds.scorer_version,
-                          now, now) for it in planned.items]
+                          now, now, identity=who) for it in planned.items]
         for i in range(0, len(rows), 50_000):
             insert_rows(con, rows[i:i + 50_000])
     con.close()

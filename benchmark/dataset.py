@@ -80,6 +80,7 @@ class Dataset(Protocol):
     scorer_version: str
     metrics: tuple[MetricSpec, ...]
     samples: int  # answers per item (1 unless a method needs several)
+    max_tokens: int  # output allowance when models.toml sets none (engine/generation.py)
 
     def prompt_hash(self) -> str: ...
 

@@ -40,7 +40,8 @@ def _sweep_parser(sub: argparse._SubParsersAction) -> None:
 def _run_sweep(args: argparse.Namespace) -> int:
     from engine.sweep import SweepOptions, sweep
 
-    datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets else None
+    # `--datasets ""` is an empty selection (an error), not "every dataset".
+    datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets is not None else None
     opts = SweepOptions(models_path=args.models, db=args.db, data_dir=args.data_dir, suite=args.suite,
                         datasets=datasets, limit=args.limit, fresh=args.fresh, quiet=args.quiet,
                         allow_mixed=args.allow_mixed, budget_usd=args.budget, pull=args.pull,

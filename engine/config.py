@@ -261,6 +261,7 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
                 raise UserError(f"{where}: {key} must be > 0")
         if m.max_retries < 0:
             raise UserError(f"{where}: max_retries must be >= 0")
+        _validate_generation(where, m, cfg.accounts.get(m.account) if m.account else None)
         if m.account is not None and m.account not in cfg.accounts:
             raise UserError(f"{where}: account {m.account!r} is not defined in [accounts]")
         if m.api_key_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", m.api_key_env):
@@ -276,6 +277,29 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
         if not runnable:
             names = sorted({m.api_key_env for m, _ in skipped if m.api_key_env})
             raise UserError(f"{path}: no model can run: none of its API keys is set (set {', '.join(names)})")
+
+
+# Ranges every provider accepts (OpenAI's are the widest); a value outside is a typo, not a setting.
+_RANGES = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
+
+
+def _validate_generation(where: str, m: ModelConfig, account: Account | None) -> None:
+    """Generation values the API would refuse or that could never be admitted, and unusable keys."""
+    if m.max_tokens is not None and m.max_tokens < 1:
+        raise UserError(f"{where}: max_tokens must be >= 1 (leave it out for the dataset's default)")
+    for key, (lo, hi) in _RANGES.items():
+        v = getattr(m, key)
+        if v is not None and not lo <= v <= hi:
+            raise UserError(f"{where}: {key} = {v:g} is out of range ({lo:g} to {hi:g})")
+    for who, tpm in (("tpm", m.tpm), (f"accounts.{m.account}.tpm", account.tpm if account else None)):
+        if tpm is not None and m.max_tokens is not None and m.max_tokens > tpm:
+            # A request reserves max_tokens of the minute's tokens: it would wait forever.
+            raise UserError(f"{where}: max_tokens {m.max_tokens} is above {who} {tpm:g}: no request could "
+                            "ever be admitted (lower max_tokens or raise the limit)")
+    key = m.api_key()
+    if key is not None and any(ord(c) < 32 or ord(c) == 127 for c in key):
+        raise UserError(f"{where}: the API key in environment variable {m.api_key_env} contains a control "
+                        "character (a pasted newline or carriage return?): set it again without it")
 
 
 def _validate_local(where: str, m: ModelConfig) -> None:

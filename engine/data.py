@@ -108,14 +108,17 @@ def _report(outcomes: list[fetch.Outcome], warnings: list[str], args: argparse.N
     for o in by["failed"]:
         n = shown[o.item.dataset] = shown.get(o.item.dataset, 0) + 1
         if n <= SHOW_FAILED:  # a whole missing folder would otherwise bury the other messages
-            level = "warning (optional file)" if o.item.optional else "error"
-            where = args.data_dir / o.item.dest
-            label = where if isinstance(o.item, Target) else f"{where}/{o.item.glob}"
-            print(f"{level}: {label}: {o.message}", file=err)
+            level = "note (optional file, not needed to run)" if o.item.optional else "error"
+            print(f"{level}: {_label(o.item, args.data_dir)}: {o.message}", file=err)
     for ds, n in shown.items():
         if n > SHOW_FAILED:
             print(f"... and {n - SHOW_FAILED} more failed files of {ds}", file=err)
-    offline = by["unreachable"]
+    # An optional file nothing needs is a note, not an error: errors that are not teach users to ignore them.
+    skipped = [o for o in by["unreachable"] if o.item.optional]
+    offline = [o for o in by["unreachable"] if not o.item.optional]
+    if skipped:
+        print(f"note: {len(skipped)} optional file(s) not downloaded, their source is unreachable; nothing "
+              f"needs them to run: {', '.join(_label(o.item, args.data_dir) for o in skipped)}", file=err)
     if offline:
         reasons = sorted({o.message for o in offline})
         print("error: cannot download, the source is unreachable (offline, or blocked by a firewall or proxy): "
@@ -126,12 +129,18 @@ def _report(outcomes: list[fetch.Outcome], warnings: list[str], args: argparse.N
             print("  " + _by_hand(o.item, args.data_dir), flush=True)
     got = sum(o.bytes for o in by["downloaded"])
     print(f"{len(by['downloaded'])} downloaded ({filesize.decimal(got)}), {len(by['present'])} already present "
-          f"and verified, {len(by['failed'])} failed, {len(offline)} unreachable, under {args.data_dir}", file=err)
-    if any(not o.item.optional for o in offline):
+          f"and verified, {len(by['failed'])} failed, {len(offline)} unreachable"
+          + (f", {len(skipped)} optional skipped" if skipped else "") + f", under {args.data_dir}", file=err)
+    if offline:
         return EXIT_OFFLINE
     if any(not o.item.optional for o in by["failed"]):
         return EXIT_FAILED
     return 0
+
+
+def _label(item: Target | Listing, data_dir: Path) -> str:
+    where = data_dir / item.dest
+    return str(where) if isinstance(item, Target) else f"{where}/{item.glob}"
 
 
 def _by_hand(item: Target | Listing, data_dir: Path) -> str:

@@ -14,6 +14,7 @@ from typing import TextIO
 import msgspec
 
 from engine.config import ModelConfig
+from engine.generation import dataset_generation
 from engine.plan import PlannedDataset, samples_of
 from engine.sweep import SweepOptions, plan_sweep
 from providers.http import DEFAULT_MAX_OUTPUT
@@ -55,15 +56,16 @@ def estimate(opts: SweepOptions) -> list[Estimate]:
 
 def _estimate_model(m: ModelConfig, planned: list[PlannedDataset], tokens: dict[str, dict[str, int]],
                     done: dict[tuple[str, str], set[tuple[str, int]]]) -> Estimate:
-    items = tok_in = 0
+    items = tok_in = tok_out = 0
     for p in planned:
         skip = done.get((m.name, p.id), set())
+        out = dataset_generation(m, p.dataset).get("max_tokens") or DEFAULT_MAX_OUTPUT  # what is sent
         for it in p.items:
             for s in range(samples_of(p.dataset, it.id)):
                 if (it.id, s) not in skip:
                     items += 1
                     tok_in += tokens[p.id][it.id]
-    tok_out = items * (m.max_tokens or DEFAULT_MAX_OUTPUT)
+                    tok_out += out
     cost = m.price.cost(tok_in, tok_out) if m.price is not None else None
     note = m.missing_key() or ("" if m.price is not None else "no price")
     return Estimate(m.name, m.provider, items, tok_in, tok_out, cost, note)

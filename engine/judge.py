@@ -26,6 +26,8 @@ import orjson
 from benchmark.context import prompt_budget
 from benchmark.judges import Rubric, Verdict, rubric_for
 from engine.config import ModelConfig, ModelsFile, base_url
+from engine.generation import prompt_budgets
+from engine.identity import public_url
 from engine.plan import PlannedDataset, render
 from engine.progress import Progress, log
 from providers.base import Provider
@@ -45,7 +47,7 @@ class JudgePlan(msgspec.Struct, kw_only=True):
     judge: ModelConfig
     rubrics: dict[str, Any]  # dataset id -> Rubric
     planned: dict[str, PlannedDataset]
-    budgets: dict[str, int | None]  # model -> its prompt budget (to re-render the item it saw)
+    budgets: dict[str, dict[str, int | None]]  # model -> dataset -> its prompt budget (to re-render the item it saw)
     run_id: str
     backlog: int  # stored answers waiting for a verdict
     expected: int  # answers this run may produce for judged datasets
@@ -77,7 +79,7 @@ def plan_judging(cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.Duc
         if (base_url(m), m.model) == (base_url(judge), judge.model):
             log(f"warning: the judge ({judge.model} at {base_url(judge)}) is also evaluated as {m.name!r}: "
                 "a judge tends to favour its own answers")
-    store.record_judge(con, judge.name, judge.provider, base_url(judge), judge.model, judge.generation(),
+    store.record_judge(con, judge.name, judge.provider, public_url(base_url(judge)), judge.model, judge.generation(),
                        judge.context_tokens)
     for ds, rubric in rubrics.items():
         store.declare_metrics(con, ds, rubric, judge.name)
@@ -89,7 +91,7 @@ def plan_judging(cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.Duc
     versions = {d: r.version for d, r in rubrics.items()}
     backlog = store.pending_count(con, judge.name, run_id, names, versions, {d: p.ids for d, p in by_id.items()})
     expected = sum(max(p.size - counts.get((m, d), 0), 0) for m in names for d, p in by_id.items())
-    budgets = {m.name: prompt_budget(m.context_tokens, m.max_tokens) for m in cfg.models}
+    budgets = {m.name: prompt_budgets(m, [p.dataset for p in planned]) for m in cfg.models}
     stale = store.other_rubrics(con, judge.name, versions)
     if stale:
         log(f"judge {judge.name}: {stale} stored judgement(s) were made with another rubric version: "
@@ -193,7 +195,7 @@ class JudgeLane:
         try:
             # The item as this model saw it (shortened to its context, if it was).
             item = render(p.planned[dataset].dataset, item_id, self._raws[dataset][item_id], sample,
-                          p.budgets.get(model))
+                          p.budgets.get(model, {}).get(dataset))
             answer = rubric.answer(response, prediction)
             if not answer:
                 return _row(base, "empty", rubric.floor(item))

@@ -102,12 +102,13 @@ def render(ds: Dataset, item_id: str, raw: Any, sample: int, budget: int | None 
 
 
 def lane(planned: list[PlannedDataset], done_count: Callable[[str], int],
-         done_keys: Callable[[str], set[tuple[str, int]]], prompt_tokens: int | None = None) -> Iterator[Work]:
+         done_keys: Callable[[str], set[tuple[str, int]]],
+         prompt_tokens: dict[str, int | None] | None = None) -> Iterator[Work]:
     """A model's pending work, dataset by dataset.
 
     A dataset whose planned items are all done is skipped without reading its
     keys; a partly done one (an interrupted run) loads its done keys once.
-    ``prompt_tokens``: the model's prompt budget (None: unlimited); longer
+    ``prompt_tokens``: the model's prompt budget per dataset (missing: unlimited); longer
     items are shortened by datasets that can (``fit``), else sent as they are.
     """
     for p in planned:
@@ -115,9 +116,10 @@ def lane(planned: list[PlannedDataset], done_count: Callable[[str], int],
         if n_done >= p.size:
             continue
         done = done_keys(p.id) if n_done else set()
+        budget = (prompt_tokens or {}).get(p.id)
         for item_id, raw in p.records:
             pending = [s for s in range(samples_of(p.dataset, item_id)) if (item_id, s) not in done]
             if pending:
-                item = render(p.dataset, item_id, raw, 0, prompt_tokens)
+                item = render(p.dataset, item_id, raw, 0, budget)
                 for s in pending:
-                    yield Work(p, item if s == 0 else render(p.dataset, item_id, raw, s, prompt_tokens), s)
+                    yield Work(p, item if s == 0 else render(p.dataset, item_id, raw, s, budget), s)

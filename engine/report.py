@@ -21,6 +21,7 @@ from engine.report_table import Column, Sheet, fmt, output_width, pct, render, s
 from engine.report_tree import Node, drilldown_sheet, tree_lines
 from store.db import StoreError, connect
 from store.bootstrap import compute_intervals
+from store.snapshot import open_for_reading
 from store.suite_tables import open_suite
 
 LEVEL_NAMES = {"L": "Low", "M": "Medium", "H": "High"}
@@ -108,6 +109,7 @@ def leaderboard(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> Sheet
         if name in shown:  # a forced choice is not a free-form answer: say so where scores are compared
             notes.append(f"{name}: choice answers held to the options (answer_constraint = {how}); "
                          "compare with free-form models with care (docs/providers.md)")
+    notes += _model_versions(con, shown)
     title = f"{meta['title']} — {suite[0]} {suite[1]}"
     return Sheet(title, cols, csv_head, csv_rows, notes, breaks=[len(ranked)] if ranked and len(ranked) < len(board) else [])
 
@@ -129,6 +131,17 @@ def _abbreviations(names: list[str]) -> list[str]:
             short = (words[0][:3].title() if words else name[:3]) + str(len(out))
         out.append(short)
     return out
+
+
+def _model_versions(con: duckdb.DuckDBPyConnection, shown: set[str]) -> list[str]:
+    """Which model the API said answered (model_version), per model: a silent upgrade shows here."""
+    seen: dict[str, list[str]] = {}
+    for model, version, n in con.execute(
+            "SELECT model, coalesce(model_version, 'not reported'), count(*) FROM results WHERE status = 'ok' "
+            "GROUP BY ALL ORDER BY 1, 3 DESC, 2").fetchall():
+        if model in shown:
+            seen.setdefault(model, []).append(f"{version} ({n} rows)")
+    return [f"{m}: answered by {', '.join(v)} (model_version as the API reported it)" for m, v in seen.items()]
 
 
 def _why_unranked(r: dict, meta: dict, abilities: list[dict]) -> str:
@@ -285,12 +298,22 @@ def report_main(argv: list[str]) -> int:
         return 2
     width = output_width()
     try:
-        con = connect(db)  # creates the views: the report needs write access
+        # Read-only (works on read-only media, and beside a sweep via its snapshot); --reload writes.
+        con, note = (connect(db), None) if args.reload else open_for_reading(db)
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if note:
+        print(note, file=sys.stderr)
     try:
-        suite = open_suite(con, args.suite, reload=args.reload)
+        try:
+            suite = open_suite(con, args.suite, reload=args.reload)
+        except duckdb.InvalidInputException:
+            if note is not None:  # the snapshot of a running sweep: its suite is loaded or never will be
+                raise
+            con.close()
+            con = connect(db)  # the suite asked for must be loaded first, which writes
+            suite = open_suite(con, args.suite, reload=args.reload)
         compute_intervals(con)  # bootstrap bounds for the leaderboard and `intervals` (only if results changed)
         for p in _rows(con, "SELECT * FROM suite_method_problems WHERE suite = ? AND version = ?", suite):
             msg = f"{p['dataset']} method {p['method']}: {p['problem']}"

@@ -8,6 +8,7 @@ from typing import Any, Iterator
 
 import anyio
 
+from engine.generation import ProviderSet
 from engine.plan import Work
 from engine.progress import Progress
 from providers.base import Provider
@@ -20,12 +21,13 @@ class Stamps:
     """What every row of this model's run carries besides its result."""
 
     def __init__(self, suite_version: str, prompt_hash: dict[str, str], *, run_id: str | None = None,
-                 price: Any = None, max_output: int | None = None):
+                 price: Any = None, max_output: int | None = None, identity: dict[str, str] | None = None):
         self.suite_version = suite_version
         self.prompt_hash = prompt_hash  # per dataset, for this model
         self.run_id = run_id
         self.price = price  # engine.config.Price or None
         self.max_output = max_output or DEFAULT_MAX_OUTPUT  # for cost estimates
+        self.identity = identity or {}  # per dataset: hash of what answers (engine/identity.py)
 
 
 class Budget:
@@ -98,9 +100,12 @@ async def evaluate(model: str, provider: Provider, w: Work, stamps: Stamps) -> R
     started = datetime.now(timezone.utc)
     base = dict(model=model, dataset=ds.id, item_id=item.id, sample=w.sample, gold=item.gold,
                 prompt_hash=stamps.prompt_hash[ds.id], suite_version=stamps.suite_version,
-                scorer_version=ds.scorer_version, started_at=started, run_id=stamps.run_id)
+                scorer_version=ds.scorer_version, started_at=started, run_id=stamps.run_id,
+                identity=stamps.identity.get(ds.id))
     try:
-        res = await provider.chat(item.messages, item.answer)
+        # A model's datasets may differ in generation settings (engine/generation.py).
+        chat = provider.for_dataset(ds.id).chat if isinstance(provider, ProviderSet) else provider.chat
+        res = await chat(item.messages, item.answer)
     except ProviderError as e:
         return ResultRow(**base, status="error", error_class=e.klass.value, error=str(e)[:1000],
                          attempts=e.attempts, response=None, prediction=None, score=None, measures=None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from datetime import datetime, timezone
@@ -12,12 +13,13 @@ import anyio
 import duckdb
 import msgspec
 
-from benchmark.context import prompt_budget
 from benchmark.suite import load_suite
 from engine import runloop
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
 from engine.endpoints import build_breakers, unreachable_models
 from engine.errors import UserError
+from engine.generation import ProviderSet, prompt_budgets, request_stamp
+from engine.identity import check_identities, public_url
 from engine.interrupt import Interrupt
 from engine.judge import JudgeLane, JudgePlan, plan_judging
 from engine.local_server import serve_local_models
@@ -28,8 +30,8 @@ from providers.breaker import Breaker
 from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
-from store import resume, runs
-from store.db import connect, transaction
+from store import resume, runs, snapshot
+from store.db import connect, transaction, write_failure
 from store.suite_tables import load_suite_tables
 from store.writer import Writer
 
@@ -76,6 +78,11 @@ class Plan(msgspec.Struct):
 def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> Plan:
     """Load the models file, the suite and each dataset's sample; nothing is called."""
     cfg = load_models(opts.models_path, check_env=check_env)
+    if opts.datasets is not None and not opts.datasets:
+        raise UserError("--datasets is empty: name at least one dataset id (leave the flag out for the whole suite)")
+    if opts.datasets is None and cfg.sweep.datasets is not None and not cfg.sweep.datasets:
+        raise UserError(f"{opts.models_path}: [sweep] datasets is empty: name at least one dataset id "
+                        "(leave the key out for the whole suite)")
     opts = with_file_defaults(opts, cfg.sweep)
     suite = load_suite(opts.suite)
     datasets, skipped = resolve_datasets(opts.datasets, suite.datasets)
@@ -135,11 +142,18 @@ def sweep(opts: SweepOptions) -> SweepResult:
     cfg = msgspec.structs.replace(plan.cfg, models=runnable)
     con = connect(opts.db)
     try:
+        resume.close_stale_runs(con)  # we hold the write lock: a `running` row is a killed sweep's
         load_suite_tables(con, plan.suite)
         with serve_local_models(cfg, quiet=opts.quiet) as cfg:
             result = _sweep_with_store(opts, cfg, plan.suite.name, plan.suite.version, plan.planned, con)
+    except (duckdb.Error, OSError, BaseExceptionGroup) as e:
+        failure = write_failure(e, opts.db)
+        if failure is None:
+            raise
+        raise failure from None
     finally:
-        con.close()
+        with contextlib.suppress(duckdb.Error):
+            con.close()
     result.skipped = [(m.name, why) for m, why in skipped]
     result.db, result.suite = opts.db, f"{plan.suite.name}@{plan.suite.version}"
     for name, why in result.skipped:
@@ -151,12 +165,14 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
                       planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection) -> SweepResult:
     names = [m.name for m in cfg.models]
     run_id = uuid.uuid4().hex[:12]
-    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, m.request_stamp()) for p in planned},
-                             run_id=run_id, price=m.price, max_output=m.max_tokens)
-              for m in cfg.models}
     if opts.fresh:
         n = resume.delete_rows(con, names, [p.id for p in planned])
         log(f"--fresh: deleted {n} stored rows of these models and datasets", quiet=opts.quiet)
+    # Who answers: checked against the stored rows before anything is called (engine/identity.py).
+    identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, fresh=opts.fresh, quiet=opts.quiet)
+    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, request_stamp(m, p.dataset)) for p in planned},
+                             run_id=run_id, price=m.price, max_output=m.max_tokens, identity=identities[m.name])
+              for m in cfg.models}
     expected = {(m, p.id): (stamps[m].prompt_hash[p.id], p.dataset.scorer_version) for m in names for p in planned}
     conflicts = resume.stamp_conflicts(con, expected)
     if conflicts and not opts.allow_mixed:
@@ -166,8 +182,6 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
             "Resuming would mix them: rerun with --fresh to redo them, or --allow-mixed to keep both"
         )
     _record_run_inputs(con, cfg, planned)
-    runs.start_run(con, run_id, command=str(opts.models_path), engine_version=ENGINE_VERSION, suite=suite_name,
-                   suite_version=suite_version)
 
     counts = resume.done_counts(con, names, {p.id: p.ids for p in planned})
     partial = {(m, p.id): resume.done_keys(con, m, p.id)
@@ -182,15 +196,28 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
     breakers = build_breakers([*cfg.models, *([judging.judge] if judging else [])], quiet=opts.quiet)
+    snaps = snapshot.Snapshots(opts.db)
+    # Inserted here, just before the try that ends it: a failure earlier leaves no `running` row.
+    runs.start_run(con, run_id, command=str(opts.models_path), engine_version=ENGINE_VERSION, suite=suite_name,
+                   suite_version=suite_version)
     t0 = time.perf_counter()
-    result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging,
-                         breakers)
+    try:
+        result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging,
+                             snaps, breakers)
+    except BaseException as e:
+        # Never left `running`: a signal is an interruption, anything else a failure.
+        failed = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
+        with contextlib.suppress(duckdb.Error, OSError):
+            runs.end_run(con, run_id, failed)
+        raise
     result.run_s = time.perf_counter() - t0
     gone = unreachable_models(breakers)
     result.unreachable = list(gone)
     outcome = ("interrupted" if result.interrupted else "budget" if budget and budget.stopped
                else "unreachable" if gone else "complete")
     runs.end_run(con, run_id, outcome)
+    with contextlib.suppress(duckdb.Error, OSError):  # the final state, for readers of the snapshot
+        snaps.final(con, snaps.rows)
     result.errors = sum(c.errors for c in progress.counters.values())
     for line in progress.summary_lines():
         log(line, quiet=opts.quiet)
@@ -228,7 +255,7 @@ def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned:
     now = datetime.now(timezone.utc)
     with transaction(con):  # one commit, not one per statement
         for m in cfg.models:
-            runs.record_model(con, m.name, provider=m.provider, base_url=base_url(m), model_id=m.model,
+            runs.record_model(con, m.name, provider=m.provider, base_url=public_url(base_url(m)), model_id=m.model,
                               metadata=m.metadata, generation=m.request_stamp(), updated_at=now)
             # What was asked for, so coverage counts items never attempted (a killed run) as missing.
             for p in planned:
@@ -255,9 +282,14 @@ def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
     return out
 
 
-def _provider(m: ModelConfig, limits: Limits, breaker: Breaker | None = None):
+def _provider(m: ModelConfig, limits: Limits, planned: list[PlannedDataset],
+              breaker: Breaker | None = None) -> ProviderSet:
+    return ProviderSet(m, [p.dataset for p in planned], lambda gen: _one_provider(m, limits, gen, breaker))
+
+
+def _one_provider(m: ModelConfig, limits: Limits, generation: dict, breaker: Breaker | None = None):
     return make_provider(m.provider, base_url=base_url(m), model=m.model, api_key=m.api_key(),
-                         generation=m.generation(), limits=limits, timeout_s=m.timeout_s,
+                         generation=generation, limits=limits, timeout_s=m.timeout_s,
                          max_retries=m.max_retries, max_connections=m.concurrency,
                          backoff_base_s=m.backoff_s, reasoning=m.reasoning,
                          answer_constraint=m.answer_constraint, breaker=breaker,
@@ -266,16 +298,20 @@ def _provider(m: ModelConfig, limits: Limits, breaker: Breaker | None = None):
 
 async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection,
                stamps: dict[str, Stamps], counts: dict, partial: dict, progress: Progress,
-               budget: Budget | None, limits: dict[str, Limits], judging: JudgePlan | None = None,
-               breakers: dict[str, Breaker] | None = None) -> SweepResult:
+               budget: Budget | None, limits: dict[str, Limits], judging: JudgePlan | None,
+               snaps: snapshot.Snapshots, breakers: dict[str, Breaker] | None = None) -> SweepResult:
     breakers = breakers or {}
-    providers = {m.name: _provider(m, limits[m.name], breakers.get(m.name)) for m in cfg.models}
+    providers = {m.name: _provider(m, limits[m.name], planned, breakers.get(m.name)) for m in cfg.models}
     writer = Writer(con)
     interrupt = Interrupt()
     # Judged datasets' answers also go to the judge lane (engine/judge.py); it ends after the models.
     judge = JudgeLane(judging, con, limits[judging.judge.name], progress,
                       breakers.get(judging.judge.name)) if judging else None
     answers = judge.tee(writer) if judge else writer
+
+    def rows_now() -> int:
+        snaps.rows = writer.rows_written + (judge.writer.rows_written if judge else 0)
+        return snaps.rows
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(writer.run)
@@ -287,6 +323,8 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
             from engine.serve import serve_live
 
             tg.start_soon(serve_live, opts.serve_port, con, progress, limits)
+        # Readers see progress through <db>.snapshot (store/snapshot.py); DuckDB locks the file itself.
+        tg.start_soon(snapshot.keep_fresh, con, snaps, rows_now, lambda msg: log(f"warning: {msg}"))
         try:
             with interrupt.scope:
                 async with anyio.create_task_group() as lanes:
@@ -296,7 +334,7 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
                         for m in cfg.models:
                             work = lane(planned, lambda d, m=m.name: counts.get((m, d), 0),
                                         lambda d, m=m.name: partial.get((m, d), set()),
-                                        prompt_budget(m.context_tokens, m.max_tokens))
+                                        prompt_budgets(m, [p.dataset for p in planned]))
                             models.start_soon(run_lane, m.name, providers[m.name], work, m.concurrency,
                                               answers, stamps[m.name], progress, budget)
                     if judge:

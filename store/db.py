@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import duckdb
@@ -11,6 +12,10 @@ from store.transaction import transaction  # noqa: F401 - re-exported: store.db.
 
 class StoreError(Exception):
     """The database cannot be used as asked; the message says why and what to do."""
+
+
+class StoreLocked(StoreError):
+    """Another process (a running sweep) holds the database's write lock."""
 
 
 def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -24,12 +29,17 @@ def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConn
     except duckdb.IOException as e:
         msg = str(e).splitlines()[0]
         if "lock" in msg.lower():
-            raise StoreError(f"database {path} is in use by another process (is a sweep still running?)") from None
+            raise StoreLocked(f"database {path} is in use by another process (is a sweep still running?)") from None
         raise StoreError(f"cannot open database {path}: {msg}") from None
     except duckdb.Error as e:
         raise StoreError(f"cannot open database {path}: it is not a readable DuckDB file ({str(e).splitlines()[0]})") from None
     if not read_only:
-        ensure_schema(con)
+        try:
+            ensure_schema(con)
+        except duckdb.Error as e:
+            con.close()
+            raise StoreError(f"cannot use database {path}: it is damaged or truncated ({str(e).splitlines()[0]}). "
+                             "Move it aside (or restore a copy) and run again: a new file is created") from None
     return con
 
 
@@ -38,3 +48,28 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
 
     ensure_views(con)
     con.execute((Path(__file__).parent / "costs.sql").read_text(encoding="utf-8"))
+
+
+def _leaves(e: BaseException) -> list[BaseException]:
+    if isinstance(e, BaseExceptionGroup):
+        return [x for sub in e.exceptions for x in _leaves(sub)]
+    return [e]
+
+
+def write_failure(e: BaseException, path: str | Path) -> StoreError | None:
+    """The one-line StoreError for a database that failed while a sweep wrote to it (None: not that)."""
+    leaves = _leaves(e)
+    for x in leaves:
+        if (isinstance(x, OSError) and x.errno == errno.ENOSPC) or "no space left" in str(x).lower():
+            return StoreError(f"cannot write to {path}: the disk is full. Free some space and run the same "
+                              "command to resume (rows written so far are kept)")
+    for x in leaves:
+        if (isinstance(x, OSError) and x.errno == errno.EFBIG) or "file too large" in str(x).lower():
+            return StoreError(f"cannot write to {path}: the file size limit was reached (ulimit -f, or the file "
+                              "system's largest file). Raise it and run the same command to resume (rows written "
+                              "so far are kept)")
+    for x in leaves:
+        if isinstance(x, duckdb.Error):
+            return StoreError(f"database {path} failed while writing ({str(x).splitlines()[0]}). If the file is "
+                              "damaged, move it aside and run again: a new file is created")
+    return None

@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS results (
                                        -- (response is then empty and scored as unparsed; never retried)
     cost_usd       DOUBLE,             -- input/output tokens x the model's price in models.toml (NULL: no price)
     run_id         VARCHAR,            -- the sweep (runs.run_id) that produced this row
+    identity       VARCHAR,            -- who answered: identities.identity (NULL: made before identity stamps)
     PRIMARY KEY (model, dataset, item_id, sample)
 );
 
@@ -39,6 +40,14 @@ ALTER TABLE results ADD COLUMN IF NOT EXISTS finish_reason VARCHAR;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS blocked VARCHAR;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS cost_usd DOUBLE;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS run_id VARCHAR;
+ALTER TABLE results ADD COLUMN IF NOT EXISTS identity VARCHAR;
+
+-- What answered a row (engine/identity.py): provider, base_url (never credentials), model id,
+-- context_tokens, the dataset's derivation hash. A resume with another identity stops.
+CREATE TABLE IF NOT EXISTS identities (
+    identity VARCHAR PRIMARY KEY,
+    detail   JSON NOT NULL
+);
 
 -- What each model is, as models.toml described it (secrets never stored).
 CREATE TABLE IF NOT EXISTS models (

@@ -153,7 +153,9 @@ def grade_key(label: str) -> str:
 
 def loaded_suites(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     """(name, version) of every loaded suite, newest load first."""
-    ensure_suite_tables(con)
+    if not con.execute("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
+                       "AND table_name = 'suites'").fetchone():
+        ensure_suite_tables(con)  # only when missing: a read-only connection cannot even CREATE IF NOT EXISTS
     return [tuple(r) for r in con.execute("SELECT suite, version FROM suites ORDER BY loaded_at DESC").fetchall()]
 
 

@@ -7,7 +7,7 @@ use it while db.py creates their tables through views.py (no import cycle).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import duckdb
 
@@ -20,5 +20,7 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
         yield con
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        # A failed write (disk full) may have ended the transaction already: the first error is the news.
+        with suppress(duckdb.Error):
+            con.execute("ROLLBACK")
         raise

@@ -51,3 +51,49 @@ def render_views(text: str, *, replicates: bool = False) -> str:
          " AND b.model = totals.model AND b.level = 'overall' AND " + FRESH_BOUNDS))
     return (text.replace("{{p}}", "boot_" if replicates else "").replace("{{fresh_bounds}}", FRESH_BOUNDS)
             .replace("{{bounds}}", bounds).replace("{{bounds_join}}", join))
+
+
+# Dependency order: metric_values (views.sql) reads judge_metric_values (judgements.sql).
+_VIEW_FILES = ("judgements.sql", "views.sql", "costs.sql")
+_CREATE_VIEW = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", re.IGNORECASE | re.MULTILINE)
+
+
+def shadow_views(con: duckdb.DuckDBPyConnection) -> bool:
+    """On a read-only connection: this engine's views as TEMP views over the stored tables.
+
+    A read-only database keeps the views its last writer created; temporary views
+    of the same names shadow them, so a report reads what this version computes.
+    If a file is too old for them (a table they read is missing), none is kept
+    and the stored views answer (False).
+    """
+    made: list[str] = []
+    try:
+        _temp_interval_tables(con)
+        for name in _VIEW_FILES:
+            text = (_HERE / name).read_text(encoding="utf-8")
+            for stmt in con.extract_statements(render_views(views_sql()) if name == "views.sql" else text):
+                m = _CREATE_VIEW.search(stmt.query)
+                if m:
+                    con.execute(stmt.query[:m.start()] + f"CREATE OR REPLACE TEMP VIEW {m.group(1)}"
+                                + stmt.query[m.end():])
+                    made.append(m.group(1))
+    except duckdb.Error:
+        for view in reversed(made):
+            con.execute(f"DROP VIEW IF EXISTS temp.{view}")
+        return False
+    return True
+
+
+def _temp_interval_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """The interval tables and signature macro of this version, for a read-only file made before them.
+
+    Stored tables are kept when present (their bounds are the file's); the macro is always this version's.
+    """
+    have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall()}
+    for stmt in con.extract_statements((_HERE / "interval_tables.sql").read_text(encoding="utf-8")):
+        q = re.sub(r"^(\s*--[^\n]*\n)*", "", stmt.query).strip()
+        table = re.match(r"CREATE TABLE IF NOT EXISTS (\w+)", q, re.I)
+        if table and table.group(1) not in have:
+            con.execute("CREATE TEMP TABLE" + q[len("CREATE TABLE"):])
+        elif re.match(r"CREATE OR REPLACE MACRO", q, re.I):
+            con.execute("CREATE OR REPLACE TEMP MACRO" + q[len("CREATE OR REPLACE MACRO"):])

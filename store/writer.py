@@ -45,6 +45,7 @@ class ResultRow(msgspec.Struct, array_like=True):
     blocked: str | None = None  # refusal / safety block reason (status stays 'ok')
     cost_usd: float | None = None
     run_id: str | None = None
+    identity: str | None = None  # identities.identity of what answered (engine/identity.py)
 
 
 _TS = pa.timestamp("us", tz="UTC")
@@ -56,6 +57,7 @@ _SCHEMA = pa.schema([
     ("output_tokens", pa.int32()), ("model_version", pa.string()), ("prompt_hash", pa.string()),
     ("suite_version", pa.string()), ("scorer_version", pa.string()), ("started_at", _TS), ("finished_at", _TS),
     ("finish_reason", pa.string()), ("blocked", pa.string()), ("cost_usd", pa.float64()), ("run_id", pa.string()),
+    ("identity", pa.string()),
 ])
 _JSON_COLUMNS = {"prediction", "gold", "measures"}
 _COLUMNS = [f.name for f in _SCHEMA]

@@ -23,6 +23,7 @@ class Synthetic:
     scorer_version = "synthetic-1"
     metrics = (MetricSpec(name="accuracy", kind="mean", primary=True),)
     samples = 1
+    max_tokens = 16  # "Answer: X"
     pool_size = 50_000
 
     def prompt_hash(self) -> str:

@@ -67,6 +67,12 @@ def test_good_file_with_defaults_and_shared_account(tmp_path, monkeypatch):
          "models[0] (name 'a'): unreachable_after_s must be > 0"),
         (lambda t: t.replace('model = "m-a"', 'model = "m-a"\ntimeout_per_token_s = -0.1'),
          "models[0] (name 'a'): timeout_per_token_s must be >= 0"),
+        # Generation values an API refuses, or that no rate limit could ever admit.
+        (lambda t: t.replace("max_tokens = 32", "max_tokens = 0"), "models[0] (name 'a'): max_tokens must be >= 1"),
+        (lambda t: t.replace("temperature = 0.0", "temperature = -1"), "temperature = -1 is out of range (0 to 2)"),
+        (lambda t: t.replace("max_concurrency = 8", "max_concurrency = 8\ntop_p = 1.5"), "top_p = 1.5 is out of range"),
+        (lambda t: t.replace("max_tokens = 32", "max_tokens = 200000"), "max_tokens 200000 is above accounts.acme.tpm"),
+        (lambda t: t.replace("max_tokens = 32", "max_tokens = 64\ntpm = 50"), "max_tokens 64 is above tpm 50"),
     ],
 )
 def test_bad_input_names_file_and_key(tmp_path, monkeypatch, mutate, expected):
@@ -78,6 +84,16 @@ def test_bad_input_names_file_and_key(tmp_path, monkeypatch, mutate, expected):
     assert expected in msg
     assert str(path) in msg
     assert "\n" not in msg
+
+
+@pytest.mark.parametrize("key", ["sk-abc\r\n", "sk-a\tbc", "sk-abc\x7f"])
+def test_api_key_with_control_characters_names_the_variable_not_the_key(tmp_path, monkeypatch, key):
+    monkeypatch.setenv("ENGINE_TEST_KEY", key)
+    with pytest.raises(UserError) as e:
+        load_models(write(tmp_path, GOOD))
+    msg = str(e.value)
+    assert "models[1] (name 'b')" in msg and "ENGINE_TEST_KEY contains a control character" in msg
+    assert "sk-a" not in msg and "\n" not in msg
 
 
 def test_missing_env_var_skips_that_model_only(tmp_path, monkeypatch):

@@ -233,11 +233,26 @@ def test_interrupted_download_resumes_with_a_range_request(
     assert "on disk" not in capsys.readouterr().err
 
 
+# The head of the test manifests: BBQ's GitHub source, pinned.
+BBQ_SOURCE = """version = 1
+[sources.bbq]
+kind = "github"
+repo = "nyu-mll/BBQ"
+revision = "bea11bd97d79217245b5871acd247b9d6eb24598"
+dest = "bbq"
+"""
+
+
+def dead_url() -> str:
+    """A port nobody listens on: connection refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
 def test_unreachable_host_names_each_file_and_its_destination(
         data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with socket.socket() as s:  # a port nobody listens on: connection refused
-        s.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    dead = dead_url()
     data = tmp_path / "data"
     ids = ["eq60", "crows_pairs", "personafeedback"]
     assert run(*pull_args(dead, data, "--datasets", ",".join(ids))) == 3
@@ -250,6 +265,28 @@ def test_unreachable_host_names_each_file_and_its_destination(
         assert f"  {t.url} -> {data / t.dest}" in lines
     assert any("huggingface.co/datasets/PersonalAILab/PersonaFeedback/tree/" in ln
                and f"-> {data / 'personafeedback'}/" in ln for ln in lines)
+
+
+def test_unreachable_optional_file_is_a_note_when_the_needed_data_is_present(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Offline with every needed file present: exit 0, and no line says error."""
+    dead = dead_url()
+    needed = b"id,question\n1,q\n"
+    manifest = tmp_path / "sources.toml"
+    manifest.write_text(BBQ_SOURCE + f"""[datasets.bbq]
+files = [
+  {{ source = "bbq", path = "a.csv", size = {len(needed)}, sha256 = "{hashlib.sha256(needed).hexdigest()}" }},
+  {{ source = "bbq", path = "extra/notes.csv", optional = true }},
+]
+""", encoding="utf-8")
+    data = tmp_path / "data"
+    (data / "bbq").mkdir(parents=True)
+    (data / "bbq/a.csv").write_bytes(needed)
+    assert run(*pull_args(dead, data, "--manifest", str(manifest), "--datasets", "bbq")) == 0
+    out, err = capsys.readouterr()
+    assert "error" not in err.lower() and not out.strip(), err
+    assert "note: 1 optional file(s) not downloaded" in err and str(data / "bbq/extra/notes.csv") in err
+    assert "1 already present and verified" in err
 
 
 # ------------------------------------------- a manifest of the test's own
@@ -265,13 +302,7 @@ def test_trust_on_first_download_hub_listing_and_zip(
     archive = buf.getvalue()
     text = "ctx\n0\nend a\n" * 50
     manifest = tmp_path / "sources.toml"
-    manifest.write_text(f"""version = 1
-[sources.bbq]
-kind = "github"
-repo = "nyu-mll/BBQ"
-revision = "bea11bd97d79217245b5871acd247b9d6eb24598"
-dest = "bbq"
-[sources.hub]
+    manifest.write_text(BBQ_SOURCE + f"""[sources.hub]
 kind = "hf"
 repo = "Org/Feedback"
 revision = "e69b124ade0f52c51802be2f4fae094b19e8a7ef"
@@ -334,9 +365,10 @@ files = [{{ source = "bbq", path = "not/there.csv", optional = true }}]
     assert "checksum mismatch" in err and "delete the entry for bbq/analysis_scripts/additional_metadata.csv" in err
     assert (data / "bbq/zipped/val/a.csv").is_file()  # a verified archive is unpacked again
 
-    # An optional file that fails is a warning, not an error.
+    # An optional file that fails is a note, not an error.
     assert run(*pull_args(server.url, data, "--manifest", str(manifest), "--datasets", "extra")) == 0
-    assert "warning (optional file)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "note (optional file, not needed to run)" in err and "error" not in err
 
 
 def test_unknown_dataset_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

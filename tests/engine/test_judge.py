@@ -110,7 +110,7 @@ def _lane(tmp_path, reply, judge_ctx=8192):
     ds = registry.get("lcsts")
     raw = {"_id": "1", "text": "今天上午，市政府宣布新的公交线路将于下月开通。", "summary": "新公交线路下月开通"}
     plan = JudgePlan(judge=cfg.judge, rubrics={"lcsts": rubric_for("lcsts")},
-                     planned={"lcsts": PlannedDataset(ds, (("1", raw),))}, budgets={"m1": 4000}, run_id="run1",
+                     planned={"lcsts": PlannedDataset(ds, (("1", raw),))}, budgets={"m1": {"lcsts": 4000}}, run_id="run1",
                      backlog=0, expected=0)
     lane = JudgeLane(plan, _con(tmp_path), Limits(), Progress(quiet=True))
     fake = FakeJudge(reply)

@@ -38,7 +38,7 @@ def test_per_item_samples_and_variants():
 
 def test_items_over_the_prompt_budget_are_fitted():
     p = PlannedDataset(Pairs(), (("a", 10), ("b", 4000)))
-    work = list(lane([p], lambda d: 0, lambda d: set(), prompt_tokens=500))
+    work = list(lane([p], lambda d: 0, lambda d: set(), prompt_tokens={p.id: 500}))
     assert [w.item.messages[0].content[:5] for w in work] == ["q xxx", "short"]
     assert work[1].item.meta == {"truncated": 1}
     assert list(lane([p], lambda d: 0, lambda d: set()))[1].item.messages[0].content.startswith("q xxx")

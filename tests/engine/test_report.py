@@ -55,6 +55,22 @@ def test_leaderboard_in_table4_layout(db, capsys):
     assert re.search(r"\bCov(erage)?\b", header) and "100%" in out and "40.0%" in out
 
 
+def test_leaderboard_names_the_model_versions_the_api_reported(db, capsys):
+    import duckdb
+
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE results SET model_version = 'gpt-x-0806' WHERE model = 'good'")
+    con.execute("UPDATE results SET model_version = 'gpt-x-1120' WHERE model = 'good' AND dataset = 'dvs'")
+    (n_good,), = con.execute("SELECT count(*) FROM results WHERE model = 'good' AND status = 'ok'").fetchall()
+    (n_dvs,), = con.execute("SELECT count(*) FROM results WHERE model = 'good' AND dataset = 'dvs'").fetchall()
+    con.close()
+    assert report_main(["--db", str(db)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"good: answered by gpt-x-0806 ({n_good - n_dvs} rows), gpt-x-1120 ({n_dvs} rows) "
+            "(model_version as the API reported it)") in out
+    assert "better: answered by not reported" in out
+
+
 def test_drilldown_weakest_first_with_coverage(db, capsys):
     assert report_main([str(db), "--suite", "mini", "--model", "good"]) == 0
     out = capsys.readouterr().out

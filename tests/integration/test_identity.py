@@ -1,0 +1,153 @@
+"""Identity stamps: a rerun whose model, endpoint, request shape or judge changed under the same
+name stops before any call; --allow-mixed goes on; old rows without identity are checked and adopted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.sim_server import SimServerProcess
+from benchmark import registry
+from engine.plan import run_stamp
+from tests.integration.helpers import query, run_cli
+
+LIMIT = "12"
+
+
+def one_model(path: Path, url: str, *, model: str = "gpt-a", provider: str = "openai", extra: str = "") -> Path:
+    path.write_text(f'[[models]]\nname = "m1"\nprovider = "{provider}"\nbase_url = "{url}"\nmodel = "{model}"\n'
+                    f"max_concurrency = 4\nmax_retries = 0\n{extra}")
+    return path
+
+
+def sweep(m: Path, db: Path, *flags: str):
+    return run_cli("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--limit", LIMIT, "--quiet", *flags)
+
+
+def one_error_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("change, expect", [
+    (dict(model="gpt-b"), "model m1: model id gpt-a -> gpt-b"),
+    (dict(host="localhost"), "base URL http://127.0.0.1/v1 -> http://localhost/v1"),
+    (dict(provider="anthropic"), "provider openai -> anthropic"),
+    (dict(extra="context_tokens = 4096\n"), "context_tokens unset -> 4096"),
+])
+def test_changed_identity_under_the_same_name_stops_before_any_call(tmp_path, change, expect):
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode="gold") as sim:
+        m = one_model(tmp_path / "models.toml", sim.base_url)
+        assert sweep(m, db).returncode == 0
+        before = query(db, "SELECT count(*), min(model_version), min(prompt_hash), max(finished_at) FROM results")
+        assert before[0][0] == 12
+        sim.reset()
+        url = sim.base_url
+        if "host" in change:
+            url = url.replace("127.0.0.1", change["host"])
+        if change.get("provider") == "anthropic":
+            url = url.rsplit("/v1", 1)[0]  # its base_url is the API root
+        m = one_model(tmp_path / "models.toml", url, model=change.get("model", "gpt-a"),
+                      provider=change.get("provider", "openai"), extra=change.get("extra", ""))
+        r = sweep(m, db)
+        assert r.returncode == 2
+        line = one_error_line(r.stderr)
+        assert expect in line and "--fresh" in line, line
+        assert sim.stats()["total"] == 0
+        assert query(db, "SELECT count(*), min(model_version), min(prompt_hash), max(finished_at) "
+                         "FROM results") == before
+        # The explicit escape goes on (nothing left to ask), and a new name starts afresh.
+        r = sweep(m, db, "--allow-mixed")
+        assert r.returncode == 0, r.stderr
+        assert sim.stats()["total"] == 0
+
+
+def test_identity_is_stored_without_credentials(tmp_path):
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode="gold") as sim:
+        url = sim.base_url.replace("http://", "http://user:s3cr3t-pass@")
+        m = one_model(tmp_path / "models.toml", url)
+        assert sweep(m, db).returncode == 0
+    (detail,), = query(db, "SELECT DISTINCT i.detail FROM results r JOIN identities i USING (identity)")
+    assert "s3cr3t" not in detail and '"model":"gpt-a"' in detail.replace(" ", "")
+    assert "s3cr3t" not in str(query(db, "SELECT * FROM models"))
+
+
+def test_rows_without_identity_are_checked_against_the_models_table(tmp_path):
+    """A file from before identity stamps: rows agreeing with the models table are adopted, others stop."""
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode="gold") as sim:
+        m = one_model(tmp_path / "models.toml", sim.base_url)
+        assert sweep(m, db).returncode == 0
+        run_sql(db, "UPDATE results SET identity = NULL")
+        sim.reset()
+        r = sweep(m, db)
+        assert r.returncode == 0, r.stderr
+        assert sim.stats()["total"] == 0
+        assert query(db, "SELECT count(*) FROM results WHERE identity IS NULL") == [(0,)]
+        run_sql(db, "UPDATE results SET identity = NULL; UPDATE models SET model_id = 'gpt-old'")
+        r = sweep(m, db)
+        assert r.returncode == 2
+        assert "model id gpt-old -> gpt-a" in one_error_line(r.stderr)
+        assert sim.stats()["total"] == 0
+
+
+def run_sql(db: Path, sql: str) -> None:
+    import duckdb
+
+    con = duckdb.connect(str(db))
+    try:
+        con.execute(sql)
+    finally:
+        con.close()
+
+
+def test_dataset_max_tokens_reaches_the_request_and_the_stamp(tmp_path):
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode="gold") as sim:
+        m = one_model(tmp_path / "models.toml", sim.base_url)  # no max_tokens in models.toml
+        assert sweep(m, db).returncode == 0
+        assert sim.stats()["by_max_tokens"] == {"16": 12}  # synthetic declares 16
+        expected = run_stamp(registry.get("synthetic"), {"temperature": 0.0, "max_tokens": 16})
+        assert query(db, "SELECT DISTINCT prompt_hash FROM results") == [(expected,)]
+        # The same value written in models.toml is the same request: nothing is asked again.
+        sim.reset()
+        m = one_model(tmp_path / "models.toml", sim.base_url, extra="max_tokens = 16\n")
+        assert sweep(m, db).returncode == 0
+        assert sim.stats()["total"] == 0
+        # models.toml's own value wins, and is a different stamp.
+        m = one_model(tmp_path / "models.toml", sim.base_url, extra="max_tokens = 24\n")
+        r = sweep(m, db)
+        assert r.returncode == 2 and "different prompt" in one_error_line(r.stderr)
+
+
+JUDGE_ANSWER = "Summary: 新线路下月开通，市民出行更方便。"
+
+
+def test_changed_judge_model_stops_before_any_call(tmp_path, data_dir):
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode=f"fixed:{JUDGE_ANSWER}", profiles={"judge-a": {"mode": "judge:0:0"},
+                                                                  "judge-b": {"mode": "judge:0:0"}}) as sim:
+        def models(judge_model: str) -> Path:
+            path = one_model(tmp_path / "models.toml", sim.base_url, extra="max_tokens = 64\n")
+            path.write_text(path.read_text() + f'\n[judge]\nprovider = "openai"\nbase_url = "{sim.base_url}"\n'
+                                               f'model = "{judge_model}"\nmax_retries = 0\n')
+            return path
+
+        args = ("--data-dir", str(data_dir), "--datasets", "lcsts", "--limit", "4", "--quiet")
+        r = run_cli("sweep", str(models("judge-a")), "--db", str(db), *args)
+        assert r.returncode == 0, r.stderr
+        assert sim.stats()["by_model"] == {"gpt-a": 4, "judge-a": 4}
+        sim.reset()
+        r = run_cli("sweep", str(models("judge-b")), "--db", str(db), *args)
+        assert r.returncode == 2
+        assert "judge judge: model id judge-a -> judge-b" in one_error_line(r.stderr)
+        assert sim.stats()["total"] == 0
+        # --fresh, as the message says, asks both again, the new judge judging.
+        r = run_cli("sweep", str(models("judge-b")), "--db", str(db), *args, "--fresh")
+        assert r.returncode == 0, r.stderr
+        assert sim.stats()["by_model"] == {"gpt-a": 4, "judge-b": 4}
