@@ -303,8 +303,8 @@ def report_main(argv: list[str]) -> int:
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if note:
-        print(note, file=sys.stderr)
+    if note:  # stdout stays a clean table for markdown and csv
+        print(note, file=sys.stdout if args.format == "text" else sys.stderr)
     try:
         try:
             suite = open_suite(con, args.suite, reload=args.reload)

@@ -31,6 +31,7 @@ from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
 from store import resume, runs, snapshot
+from store.bootstrap import compute_intervals
 from store.db import connect, transaction, write_failure
 from store.suite_tables import load_suite_tables
 from store.writer import Writer
@@ -216,6 +217,11 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
     outcome = ("interrupted" if result.interrupted else "budget" if budget and budget.stopped
                else "unreachable" if gone else "complete")
     runs.end_run(con, run_id, outcome)
+    try:  # the bounds belong beside the scores, for readers who open the file read-only
+        if not result.interrupted:
+            compute_intervals(con)
+    except duckdb.Error as e:
+        log(f"warning: confidence intervals not computed ({str(e).splitlines()[0]}); `report --reload` retries")
     with contextlib.suppress(duckdb.Error, OSError):  # the final state, for readers of the snapshot
         snaps.final(con, snaps.rows)
     result.errors = sum(c.errors for c in progress.counters.values())
