@@ -159,7 +159,7 @@ class Choices:
 # ---------------------------------------------------------------- single answer
 
 
-def extract_single(response: str | None, choices: Choices) -> int | None:
+def extract_single(response: str | None, choices: Choices, *, finish_reason: str | None = None) -> int | None:
     """Index of the one option the response claims, or None."""
     text = _response(response)
     if not text:
@@ -270,7 +270,8 @@ def _free_text(text: str, ch: Choices) -> int:
 # ---------------------------------------------------------------- several answers
 
 
-def extract_multi(response: str | None, choices: Choices) -> frozenset[int] | None:
+def extract_multi(response: str | None, choices: Choices, *,
+                  finish_reason: str | None = None) -> frozenset[int] | None:
     """Indices of every option the response lists, or None when any piece is not an option."""
     text = _response(response)
     if not text:

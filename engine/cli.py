@@ -63,6 +63,7 @@ _DELEGATED = {
     "import-scores": ("store.import_scores", "import_main", "store dataset-level scores made elsewhere"),
     "data": ("engine.data", "data_main", "fetch datasets onto this machine (data pull)"),
     "compactbench": ("engine.compactbench", "compactbench_main", "CompactBench: generate cases, run compactors"),
+    "extract": ("engine.extract_cmd", "extract_main", "read choice answers from a JSONL of responses (docs/extraction.md)"),
 }
 
 

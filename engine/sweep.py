@@ -236,7 +236,7 @@ def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
     rates = {name: RateLimit(a.rpm, a.tpm) for name, a in cfg.accounts.items()}
     pools = {name: AdaptiveLimit(a.max_concurrency) for name, a in cfg.accounts.items() if a.max_concurrency}
     out = {}
-    for m in [*cfg.models, *([cfg.judge] if cfg.judge is not None else [])]:
+    for m in [*cfg.models, *(x for x in (cfg.judge, cfg.extractor) if x is not None)]:
         gates = [AdaptiveLimit(m.max_concurrency)] if m.adaptive else []
         if m.account in pools:
             gates.append(pools[m.account])

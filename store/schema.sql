@@ -31,6 +31,9 @@ CREATE TABLE IF NOT EXISTS results (
                                        -- (response is then empty and scored as unparsed; never retried)
     cost_usd       DOUBLE,             -- input/output tokens x the model's price in models.toml (NULL: no price)
     run_id         VARCHAR,            -- the sweep (runs.run_id) that produced this row
+    extracted_by   VARCHAR,            -- who read `prediction` from the response: 'rules' (the dataset's
+                                       -- parser) | 'model' (the [extractor] model, docs/extraction.md);
+                                       -- NULL when nothing was read (unparsed) or on error rows
     PRIMARY KEY (model, dataset, item_id, sample)
 );
 
@@ -39,6 +42,7 @@ ALTER TABLE results ADD COLUMN IF NOT EXISTS finish_reason VARCHAR;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS blocked VARCHAR;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS cost_usd DOUBLE;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS run_id VARCHAR;
+ALTER TABLE results ADD COLUMN IF NOT EXISTS extracted_by VARCHAR;
 
 -- What each model is, as models.toml described it (secrets never stored).
 CREATE TABLE IF NOT EXISTS models (

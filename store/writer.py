@@ -45,6 +45,8 @@ class ResultRow(msgspec.Struct, array_like=True):
     blocked: str | None = None  # refusal / safety block reason (status stays 'ok')
     cost_usd: float | None = None
     run_id: str | None = None
+    # 'rules' | 'model'; None: derived on insert ('rules' when an ok row has a prediction).
+    extracted_by: str | None = None
 
 
 _TS = pa.timestamp("us", tz="UTC")
@@ -56,6 +58,7 @@ _SCHEMA = pa.schema([
     ("output_tokens", pa.int32()), ("model_version", pa.string()), ("prompt_hash", pa.string()),
     ("suite_version", pa.string()), ("scorer_version", pa.string()), ("started_at", _TS), ("finished_at", _TS),
     ("finish_reason", pa.string()), ("blocked", pa.string()), ("cost_usd", pa.float64()), ("run_id", pa.string()),
+    ("extracted_by", pa.string()),
 ])
 _JSON_COLUMNS = {"prediction", "gold", "measures"}
 _COLUMNS = [f.name for f in _SCHEMA]
@@ -80,6 +83,9 @@ def to_arrow(rows: list[ResultRow]) -> pa.Table:
     for name, field, values in zip(_COLUMNS, _SCHEMA, cols):
         if name in _JSON_COLUMNS:
             values = [_json(v) for v in values]
+        elif name == "extracted_by":
+            values = [v or ("rules" if r.status == "ok" and r.prediction is not None else None)
+                      for v, r in zip(values, rows)]
         arrays.append(pa.array(values, type=field.type))
     return pa.Table.from_arrays(arrays, schema=_SCHEMA)
 

@@ -1,0 +1,69 @@
+"""The extractor model: one strict question about one unread choice answer (docs/extraction.md).
+
+Used by `engine extract --extractor` and by the sweep's extractor lane
+(engine/extractor_lane.py). Calls go through the same provider adapters,
+rate limits, retries and error classes as model and judge calls.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import msgspec
+
+from benchmark import extractor_prompt
+from engine.config import ModelConfig, base_url
+from providers.errors import ProviderError
+from providers.limits import Limits
+from providers.registry import make_provider
+
+# Reasons a finished response is not put to the extractor: the rules read it as cut off.
+CUT_OFF = frozenset({"length", "max_tokens", "MAX_TOKENS"})
+
+
+class Reading(msgspec.Struct, kw_only=True):
+    """The outcome of one question to the extractor."""
+
+    status: str  # 'ok' (codes read) | 'none' (it said NONE) | 'unparsed' | 'refused' | 'error'
+    codes: tuple[str, ...] = ()
+    raw: str | None = None
+    error_class: str | None = None
+    error: str | None = None
+    attempts: int = 0
+    latency_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    model_version: str | None = None
+
+
+def wants_model(response: str | None, finish_reason: str | None, blocked: str | None = None) -> bool:
+    """Whether an unread response goes to the extractor: it has text, was not blocked, was not cut off."""
+    return bool(response and response.strip()) and blocked is None and finish_reason not in CUT_OFF
+
+
+class Extractor:
+    def __init__(self, cfg: ModelConfig, limits: Limits):
+        self.cfg = cfg
+        self.provider = make_provider(
+            cfg.provider, base_url=base_url(cfg), model=cfg.model, api_key=cfg.api_key(),
+            generation={**cfg.generation(), "max_tokens": cfg.max_tokens or extractor_prompt.MAX_OUTPUT},
+            limits=limits, timeout_s=cfg.timeout_s, max_retries=cfg.max_retries,
+            max_connections=cfg.max_concurrency, backoff_base_s=cfg.backoff_s, reasoning=cfg.reasoning)
+
+    async def read(self, options: Sequence[tuple[str, str]], response: str, multi: bool) -> Reading:
+        messages = extractor_prompt.prompt(options, response, multi)
+        try:
+            res = await self.provider.chat(messages)
+        except ProviderError as e:
+            return Reading(status="error", error_class=e.klass.value, error=str(e)[:1000], attempts=e.attempts)
+        call = dict(raw=res.text, attempts=res.attempts, latency_ms=res.latency_ms, input_tokens=res.input_tokens,
+                    output_tokens=res.output_tokens, model_version=res.model_version)
+        if res.blocked:
+            return Reading(status="refused", **call)
+        codes = extractor_prompt.parse_reply(res.text, [c for c, _ in options], multi)
+        if codes is None:
+            return Reading(status="unparsed", **call)
+        return Reading(status="ok" if codes else "none", codes=codes, **call)
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()
