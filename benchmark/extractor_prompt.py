@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from benchmark.dataset import Message, stable_hash
+from benchmark.dataset import Item, Message, stable_hash
+from benchmark.extract import codes_for
 
 # Bump when the reply's reading changes; the template's text enters the version by itself.
 PARSER_VERSION = "1"
@@ -80,3 +81,21 @@ def parse_reply(reply: str | None, codes: Sequence[str], multi: bool) -> tuple[s
     if not got or (not multi and len(got) != 1):
         return None
     return tuple(c for c in codes if c in got)
+
+
+def options_of(item: Item) -> list[tuple[str, str]] | None:
+    """(code, text) of a choice item's options, as its prompt lists them ("B. text" lines); None: not a choice item.
+
+    The codes are the ones the prompt shows (benchmark/mcq.py); a text the prompt
+    does not list on a line of its own is left empty (the code alone is shown).
+    """
+    if item.answer is None:
+        return None
+    codes = codes_for(len(item.answer.values))
+    prompt_text = "\n".join(m.content for m in item.messages if m.role == "user")
+    texts = {}
+    for line in prompt_text.splitlines():
+        code, dot, text = line.partition(". ")
+        if dot and code in codes:  # the last listing wins: options follow the question's body
+            texts[code] = text.strip()
+    return [(c, texts.get(c, "")) for c in codes]

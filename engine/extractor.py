@@ -7,11 +7,12 @@ rate limits, retries and error classes as model and judge calls.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import msgspec
 
 from benchmark import extractor_prompt
+from benchmark.dataset import Item, Scored
 from engine.config import ModelConfig, base_url
 from providers.errors import ProviderError
 from providers.limits import Limits
@@ -67,3 +68,20 @@ class Extractor:
 
     async def aclose(self) -> None:
         await self.provider.aclose()
+
+
+def read_and_score(ds: Any, item: Item, response: str | None, finish_reason: str | None,
+                   model_codes: Sequence[str] | None = None) -> tuple[Scored, str | None]:
+    """Score a response as a sweep does; when the rules read nothing and the extractor model read
+    ``model_codes``, score those codes instead. Returns (scored, extracted_by: 'rules' | 'model' | None).
+
+    The codes are scored as the bare answer "B" / "A, C" would be, so every dataset's scorer
+    (measures, keys, the "none of these" option) applies to the model's reading unchanged.
+    """
+    scored = ds.score(item, response or "", finish_reason=finish_reason)
+    if scored.prediction is not None:
+        return scored, "rules"
+    if model_codes:
+        scored = ds.score(item, ", ".join(model_codes))
+        return scored, "model" if scored.prediction is not None else None
+    return scored, None

@@ -19,15 +19,17 @@ from engine import runloop
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
 from engine.errors import UserError
 from engine.interrupt import Interrupt
+from engine.extractor_lane import ExtractorLane, ExtractorPlan, plan_extraction
 from engine.judge import JudgeLane, JudgePlan, plan_judging
 from engine.local_server import serve_local_models
 from engine.plan import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
 from engine.progress import Progress, log
 from engine.scheduler import Budget, Stamps, run_lane
+from engine.side_lane import SideLane, Tee
 from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
-from store import resume
+from store import extractions, resume
 from store.db import connect, transaction
 from store.suite_tables import load_suite_tables
 from store.writer import Writer
@@ -176,10 +178,14 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
 
     judging = plan_judging(cfg, planned, con, run_id=run_id, counts=counts, fresh=opts.fresh,
                            models_path=opts.models_path, quiet=opts.quiet)
+    extracting = plan_extraction(cfg, planned, con, run_id=run_id, fresh=opts.fresh, quiet=opts.quiet)
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
     t0 = time.perf_counter()
-    result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging)
+    result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging,
+                         extracting)
+    if extracting is not None:  # readings of answers stored after their reading's batch (two writers)
+        extractions.apply_readings(con)
     result.run_s = time.perf_counter() - t0
     outcome = "interrupted" if result.interrupted else "budget" if budget and budget.stopped else "complete"
     con.execute("UPDATE runs SET finished_at = ?, outcome = ? WHERE run_id = ?",
@@ -221,10 +227,15 @@ def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned:
             # What was asked for, so coverage counts items never attempted (a killed run) as missing.
             for p in planned:
                 con.execute("INSERT OR REPLACE INTO planned_items VALUES (?, ?, ?, ?)", [m.name, p.id, p.size, now])
-        for p in planned:
-            for spec in p.dataset.metrics:
-                con.execute("INSERT OR REPLACE INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                            [p.id, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, p.dataset.scorer_version])
+        record_metrics(con, [p.dataset for p in planned])
+
+
+def record_metrics(con: duckdb.DuckDBPyConnection, datasets: list[Any]) -> None:
+    """How the datasets' item rows aggregate (dataset_metrics), as their adapters declare it now."""
+    for ds in datasets:
+        for spec in ds.metrics:
+            con.execute("INSERT OR REPLACE INTO dataset_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [ds.id, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, ds.scorer_version])
 
 
 def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
@@ -255,25 +266,31 @@ def _provider(m: ModelConfig, limits: Limits):
 
 async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection,
                stamps: dict[str, Stamps], counts: dict, partial: dict, progress: Progress,
-               budget: Budget | None, limits: dict[str, Limits], judging: JudgePlan | None = None) -> SweepResult:
+               budget: Budget | None, limits: dict[str, Limits], judging: JudgePlan | None = None,
+               extracting: ExtractorPlan | None = None) -> SweepResult:
     providers = {m.name: _provider(m, limits[m.name]) for m in cfg.models}
     writer = Writer(con)
     interrupt = Interrupt()
-    # Judged datasets' answers also go to the judge lane (engine/judge.py); it ends after the models.
-    judge = JudgeLane(judging, con, limits[judging.judge.name], progress) if judging else None
-    answers = judge.tee(writer) if judge else writer
+    # Judged datasets' answers also go to the judge lane (engine/judge.py), unread choice answers to
+    # the extractor lane (engine/extractor_lane.py); side lanes end after the models.
+    sides: list[SideLane] = []
+    if judging:
+        sides.append(JudgeLane(judging, con, limits[judging.judge.name], progress))
+    if extracting:
+        sides.append(ExtractorLane(extracting, con, limits[extracting.extractor.name], progress))
+    answers = Tee(writer, sides) if sides else writer
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(writer.run)
-        if judge:
-            tg.start_soon(judge.writer.run)
+        for side in sides:
+            tg.start_soon(side.writer.run)
         tg.start_soon(progress.show)
         tg.start_soon(interrupt.watch)
         try:
             with interrupt.scope:
                 async with anyio.create_task_group() as lanes:
-                    if judge:
-                        lanes.start_soon(judge.run)
+                    for side in sides:
+                        lanes.start_soon(side.run)
                     async with anyio.create_task_group() as models:
                         for m in cfg.models:
                             work = lane(planned, lambda d, m=m.name: counts.get((m, d), 0),
@@ -281,18 +298,18 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
                                         prompt_budget(m.context_tokens, m.max_tokens))
                             models.start_soon(run_lane, m.name, providers[m.name], work, m.max_concurrency,
                                               answers, stamps[m.name], progress, budget)
-                    if judge:
-                        await judge.answers_done()
+                    for side in sides:
+                        await side.answers_done()
         finally:
             with anyio.CancelScope(shield=True):
                 for p in providers.values():
                     await p.aclose()
                 await writer.close()
                 await writer.finished.wait()
-                if judge:
-                    await judge.aclose()
+                for side in sides:
+                    await side.aclose()
             tg.cancel_scope.cancel()
-    if judge:
-        log(judge.summary(), quiet=opts.quiet)
-    judged = judge.writer.rows_written if judge else 0
-    return SweepResult(rows_written=writer.rows_written + judged, interrupted=interrupt.happened, errors=0)
+    for side in sides:
+        log(side.summary(), quiet=opts.quiet)
+    side_rows = sum(side.writer.rows_written for side in sides)
+    return SweepResult(rows_written=writer.rows_written + side_rows, interrupted=interrupt.happened, errors=0)

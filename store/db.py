@@ -38,6 +38,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
 
     ensure_views(con)
     con.execute((Path(__file__).parent / "costs.sql").read_text(encoding="utf-8"))
+    con.execute((Path(__file__).parent / "history.sql").read_text(encoding="utf-8"))
 
 
 @contextmanager

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import duckdb
 
+from store.extractions import ensure_extraction_tables
 from store.judgements import ensure_judgement_tables
 from store.suite_tables import ensure_suite_tables
 
@@ -36,5 +37,6 @@ def ensure_views(con: duckdb.DuckDBPyConnection) -> None:
     """
     con.execute((_HERE / "schema.sql").read_text(encoding="utf-8"))
     ensure_judgement_tables(con)  # metric_values (views.sql) appends the judge metrics
+    ensure_extraction_tables(con)
     ensure_suite_tables(con)
     con.execute((_HERE / "views.sql").read_text(encoding="utf-8"))
