@@ -64,6 +64,7 @@ _DELEGATED = {
     "data": ("engine.data", "data_main", "fetch datasets onto this machine (data pull)"),
     "compactbench": ("engine.compactbench", "compactbench_main", "CompactBench: generate cases, run compactors"),
     "extract": ("engine.extract_cmd", "extract_main", "read choice answers from a JSONL of responses (docs/extraction.md)"),
+    "rescore": ("engine.rescore", "rescore_main", "score stored responses again with the current extractor and scorers"),
 }
 
 

@@ -115,7 +115,7 @@ SEMI JOIN wanted w ON w.model = r.model AND w.dataset = r.dataset
 SEMI JOIN plan_t p ON p.dataset = r.dataset AND p.item_id = r.item_id
 WHERE r.status = 'ok' AND r.prediction IS NULL AND r.blocked IS NULL
   AND r.response IS NOT NULL AND regexp_matches(r.response, '\\S')
-  AND r.finish_reason IS DISTINCT FROM ALL ($cut::VARCHAR[])
+  AND NOT list_contains($cut::VARCHAR[], coalesce(r.finish_reason, ''))
   AND r.run_id IS DISTINCT FROM $run
   AND NOT EXISTS (
       SELECT 1 FROM extractions e
