@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from benchmark.suite import SuiteError
+from engine import unparsed_notes
 from store.suite_tables import open_suite
 from store.db import StoreError, connect
 
@@ -77,6 +78,8 @@ def leaderboard_table(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) ->
         # headers wrap at words, so a long model name keeps the room
         table.add_column(escape(label), justify="right", max_width=max(6, *(len(w) for w in label.split())))
     table.add_column("Coverage", justify="right")
+    table.add_column("Unread", justify="right")  # mean (worst) share of unread answers, store/unparsed.sql
+    unread = unparsed_notes.share_by_model(con, suite)
     notes: list[str] = []
     ranked = [r for r in board if r["rank"] is not None]
     unranked = [r for r in board if r["rank"] is None]
@@ -88,6 +91,7 @@ def leaderboard_table(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) ->
         cells.append(fmt(r["total"] if r["rank"] is not None else r["raw_total"]))
         cells += [fmt(scores.get((r["model"], a["ability"]), {}).get("score")) for a in abilities]
         cells.append(pct(r["coverage"]))
+        cells.append(unread.get(r["model"], "—"))
         table.add_row(*cells)
         if r["rank"] is None:
             notes.append(_why_unranked(r, meta, abilities))
@@ -210,7 +214,8 @@ def _dataset_detail(d: dict, weight: float) -> str:
         return "imported score" + (" (overrides item rows)" if d["items_score"] is not None else "")
     if d["n_items"] is None:
         return "no rows"
-    return f"{d['n_ok']}/{d['n_items']} ok" + (f", weight {weight:g}" if weight != 1 else "")
+    unread = f", {pct(d['unparsed_share'])} unread" if d.get("unparsed_share") else ""
+    return f"{d['n_ok']}/{d['n_items']} ok{unread}" + (f", weight {weight:g}" if weight != 1 else "")
 
 
 def _sort(node: Node) -> None:
@@ -268,13 +273,15 @@ def report_main(argv: list[str]) -> int:
         if args.model:
             head, root = drilldown(con, suite, args.model)
             console.print(render_tree(head, root, suite))
+            for w in unparsed_notes.warnings(con, suite, args.model):
+                console.print(w, markup=False)
         else:
             table, notes = leaderboard_table(con, suite)
             if not table.rows:
                 console.print(f"no results for suite {suite[0]} {suite[1]} yet")
                 return 0
             console.print(table)
-            for n in notes:
+            for n in notes + unparsed_notes.warnings(con, suite):
                 console.print(n, markup=False)
     except (ReportError, SuiteError) as e:
         print(f"error: {e}", file=sys.stderr)

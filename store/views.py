@@ -26,6 +26,9 @@ VIEW_NAMES = (
     "leaderboard",
     "suite_weights",
     "suite_method_problems",
+    "unparsed_effect",
+    "unparsed_flags",
+    "model_unparsed",
 )
 
 
@@ -40,3 +43,4 @@ def ensure_views(con: duckdb.DuckDBPyConnection) -> None:
     ensure_extraction_tables(con)
     ensure_suite_tables(con)
     con.execute((_HERE / "views.sql").read_text(encoding="utf-8"))
+    con.execute((_HERE / "unparsed.sql").read_text(encoding="utf-8"))
