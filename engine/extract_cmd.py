@@ -35,6 +35,7 @@ class Line(msgspec.Struct, kw_only=True):
     id: Any
     response: str | None
     choices: Choices
+    texts: list[str]
     multi: bool
     finish_reason: str | None
     answer: Any = None  # code, sorted list of codes, or None
@@ -42,7 +43,7 @@ class Line(msgspec.Struct, kw_only=True):
 
     @property
     def options(self) -> list[tuple[str, str]]:
-        return list(zip(self.choices.codes, self.choices.texts))
+        return list(zip(self.choices.codes, self.texts))
 
 
 def parse_line(text: str, where: str) -> Line:
@@ -68,7 +69,8 @@ def parse_line(text: str, where: str) -> Line:
         raise UserError(f"{where}: `multi_label` must be true or false")
     if finish is not None and not isinstance(finish, str):
         raise UserError(f"{where}: `finish_reason` must be a string or null")
-    return Line(id=doc["id"], response=response, choices=choices, multi=multi, finish_reason=finish)
+    return Line(id=doc["id"], response=response, choices=choices, texts=list(options.values()), multi=multi,
+                finish_reason=finish)
 
 
 def read_lines(path: str) -> list[Line]:
