@@ -211,7 +211,8 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
         entries.append((f"{path}: judge", cfg.judge))
     if cfg.extractor is not None:
         if cfg.extractor.name in {m.name for m in cfg.models}:
-            raise UserError(f"{path}: extractor: name {cfg.extractor.name!r} is also a model's name: give it another name")
+            raise UserError(f"{path}: extractor: name {cfg.extractor.name!r} is also a model's name: "
+                            "give it another name")
         entries.append((f"{path}: extractor", cfg.extractor))
     for where, m in entries:
         if not m.name.strip():

@@ -57,14 +57,11 @@ class Extractor:
             res = await self.provider.chat(messages)
         except ProviderError as e:
             return Reading(status="error", error_class=e.klass.value, error=str(e)[:1000], attempts=e.attempts)
-        call = dict(raw=res.text, attempts=res.attempts, latency_ms=res.latency_ms, input_tokens=res.input_tokens,
-                    output_tokens=res.output_tokens, model_version=res.model_version)
-        if res.blocked:
-            return Reading(status="refused", **call)
-        codes = extractor_prompt.parse_reply(res.text, [c for c, _ in options], multi)
-        if codes is None:
-            return Reading(status="unparsed", **call)
-        return Reading(status="ok" if codes else "none", codes=codes, **call)
+        codes = None if res.blocked else extractor_prompt.parse_reply(res.text, [c for c, _ in options], multi)
+        status = "refused" if res.blocked else "unparsed" if codes is None else "ok" if codes else "none"
+        return Reading(status=status, codes=codes or (), raw=res.text, attempts=res.attempts,
+                       latency_ms=res.latency_ms, input_tokens=res.input_tokens, output_tokens=res.output_tokens,
+                       model_version=res.model_version)
 
     async def aclose(self) -> None:
         await self.provider.aclose()

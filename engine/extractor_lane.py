@@ -107,7 +107,7 @@ class ExtractorLane(SideLane):
             item = render(ds, item_id, self._raws[dataset][item_id], sample, p.budgets.get(model))
             options = extractor_prompt.options_of(item)
             if options is None or item.answer is None:
-                return _row(base, Reading(status="not_choice"))
+                return _row(base, Reading(status="not_choice"), None)
             reading = await self.extractor.read(options, response, item.answer.multi)
             price = p.extractor.price
             if reading.status != "ok":

@@ -32,11 +32,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from benchmark import registry
-from benchmark.dataset import Dataset, DataMissing
+from benchmark.dataset import Dataset
 from benchmark.suite import load_suite
 from engine.errors import UserError
 from engine.extractor import read_and_score
-from engine.plan import render, resolve_datasets
+from engine.plan import reading_data, render, resolve_datasets
 from engine.progress import log
 from engine.sweep import record_metrics
 from store import extractions, history
@@ -44,11 +44,9 @@ from store.db import connect, transaction
 from store.judgements import answer_md5
 
 BATCH = 2000  # changed rows per transaction
-_ROWS = """
-SELECT model, item_id, sample, response, finish_reason, prediction, score, measures, scorer_version, extracted_by
-FROM results WHERE dataset = ? AND status = 'ok' AND model IN (SELECT unnest(?::VARCHAR[]))
-ORDER BY model, item_id, sample
-"""
+_CHOSEN = "FROM results WHERE dataset = ? AND status = 'ok' AND model IN (SELECT unnest(?::VARCHAR[]))"
+_ROWS = ("SELECT model, item_id, sample, response, finish_reason, prediction, score, measures, scorer_version, "
+         f"extracted_by {_CHOSEN} ORDER BY model, item_id, sample")
 
 
 class Tally(Counter):
@@ -105,32 +103,25 @@ def _datasets(con: duckdb.DuckDBPyConnection, requested: list[str] | None, suite
 
 def _records(ds: Dataset, data_dir: Path, ids: set[str]) -> dict[str, Any]:
     """The raw records of these item ids (the pool is streamed, only those are kept)."""
-    try:
+    with reading_data(ds, data_dir):
         return {i: raw for i, raw in ds.records(data_dir) if i in ids}
-    except DataMissing as e:
-        raise UserError(f"dataset {ds.id}: {e} (rescore renders items from --data-dir {data_dir})") from None
-    except (OSError, ValueError) as e:
-        raise UserError(f"dataset {ds.id}: cannot read its data under {data_dir}: {e}") from None
 
 
 def rescore_dataset(con: duckdb.DuckDBPyConnection, ds: Dataset, models: list[str], data_dir: Path,
                     rescore_id: str, tally: Tally, progress: Progress | None = None) -> None:
-    ids = {r[0] for r in con.execute("SELECT DISTINCT item_id FROM results WHERE dataset = ? AND status = 'ok' "
-                                     "AND model IN (SELECT unnest(?::VARCHAR[]))", [ds.id, models]).fetchall()}
-    if not ids:
+    counts = con.execute(f"SELECT item_id, count(*) {_CHOSEN} GROUP BY item_id", [ds.id, models]).fetchall()
+    if not counts:
         return
-    raws = _records(ds, data_dir, ids)
+    raws = _records(ds, data_dir, {i for i, _ in counts})
     readings = extractions.stored_readings(con, ds.id)
-    task = progress.add_task(ds.id, total=con.execute(
-        "SELECT count(*) FROM results WHERE dataset = ? AND status = 'ok' AND model IN (SELECT unnest(?::VARCHAR[]))",
-        [ds.id, models]).fetchone()[0]) if progress else None
+    task = progress.add_task(ds.id, total=sum(n for _, n in counts)) if progress else None
     cur = con.cursor()  # its own cursor: the updates below run on `con` between pages
     cur.execute(_ROWS, [ds.id, models])
     items: dict[tuple[str, int], Any] = {}
     changed: list[tuple] = []
     while page := cur.fetchmany(BATCH):
         for model, item_id, sample, response, finish, pred, score, measures, version, by in page:
-            if progress is not None:
+            if progress is not None and task is not None:
                 progress.advance(task)
             if item_id not in raws:
                 tally["missing"] += 1

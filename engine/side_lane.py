@@ -35,7 +35,7 @@ class SideLane:
         # Own connections: the results writer uses `con` from its thread meanwhile.
         self.writer = Writer(con.cursor(), insert=insert)
         self._read = con.cursor()
-        self.live, self._jobs = anyio.create_memory_object_stream(CHANNEL)
+        self.live, self._jobs = anyio.create_memory_object_stream[tuple](CHANNEL)
         # The backlog's own sender, made now: the jobs end when both it and `live` are closed.
         self._backlog = self.live.clone()
         self._concurrency = concurrency

@@ -12,6 +12,7 @@ import orjson
 import pyarrow as pa
 
 from store.db import transaction
+from store.upsert import arrow_batch, upsert_sql
 
 _SQL = Path(__file__).with_name("extractions.sql")
 # Statuses that settle an answer for good; 'error' is retried on the next run.
@@ -58,14 +59,9 @@ _SCHEMA = pa.schema([
     ("output_tokens", pa.int32()), ("cost_usd", pa.float64()), ("extractor_version", pa.string()),
     ("run_id", pa.string()), ("started_at", _TS), ("finished_at", _TS),
 ])
-_JSON = {"codes", "prediction", "measures"}
+_JSON = frozenset({"codes", "prediction", "measures"})
 _COLUMNS = [f.name for f in _SCHEMA]
-_UPSERT = f"""
-INSERT INTO extractions ({", ".join(_COLUMNS)}) SELECT * FROM batch
-ON CONFLICT (model, dataset, item_id, sample, extractor) DO UPDATE SET
-  {", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[5:] if c != "attempts")},
-  attempts = extractions.attempts + excluded.attempts
-"""
+_UPSERT = upsert_sql("extractions", _COLUMNS, 5)
 # A reading of the very answer stored, scored by the scorer the row was scored by, replaces "unread".
 _APPLY = """
 UPDATE results r SET prediction = e.prediction, score = e.score, measures = e.measures, extracted_by = 'model'
@@ -82,11 +78,7 @@ def ensure_extraction_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 def insert_extractions(con: duckdb.DuckDBPyConnection, rows: list[ExtractionRow]) -> None:
     """Upsert rows and apply their readings to `results`, in one transaction (the lane Writer's insert)."""
-    cols = list(zip(*(msgspec.structs.astuple(r) for r in rows)))
-    arrays = [pa.array([None if v is None else orjson.dumps(v).decode() for v in values], type=f.type)
-              if name in _JSON else pa.array(values, type=f.type)
-              for name, f, values in zip(_COLUMNS, _SCHEMA, cols)]
-    batch = pa.Table.from_arrays(arrays, schema=_SCHEMA)  # noqa: F841 - read by name in the SQL
+    batch = arrow_batch(rows, _SCHEMA, _JSON)  # noqa: F841 - read by name in the SQL
     with transaction(con):
         con.execute(_UPSERT)
         # A row stored in this run may not be in `results` yet (another writer): apply_readings
