@@ -31,6 +31,9 @@ from engine.extractor import Extractor, Reading, wants_model
 from engine.sweep import build_limits
 
 
+PROGRESS_EVERY = 25  # extractor answers between progress lines on stderr
+
+
 class Line(msgspec.Struct, kw_only=True):
     id: Any
     response: str | None
@@ -107,10 +110,15 @@ async def by_model(lines: list[Line], cfg: ModelConfig) -> list[Reading]:
     ex = Extractor(cfg, limits)
     out: list[Reading | None] = [None] * len(lines)
     todo = iter(range(len(lines)))
+    done = 0
 
     async def worker() -> None:
+        nonlocal done
         for i in todo:  # workers share one iterator; `next` never awaits
             out[i] = await ex.read(lines[i].options, lines[i].response or "", lines[i].multi)
+            done += 1
+            if done % PROGRESS_EVERY == 0:
+                print(f"extract: the extractor model has read {done}/{len(lines)}", file=sys.stderr, flush=True)
 
     try:
         async with anyio.create_task_group() as tg:

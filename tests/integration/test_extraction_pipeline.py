@@ -6,6 +6,7 @@ cannot read, the scripted extractor ("ex-sim") replies with a fixed text.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from bench.sim_server import SimServerProcess
@@ -111,3 +112,24 @@ def test_rescore_restores_readings_keeps_history_and_a_sweep_then_asks_nothing(t
 def test_rescore_bad_input_exits_2(tmp_path):
     r = run_cli("rescore", str(tmp_path / "none.duckdb"))
     assert r.returncode == 2 and "no such database" in r.stderr
+
+
+def test_extract_cli_asks_the_extractor_only_about_unread_lines(tmp_path):
+    lines = [
+        {"id": 1, "response": "Answer: A", "options": {"A": "x", "B": "y"}},
+        {"id": 2, "response": UNREADABLE, "options": {"A": "x", "B": "y"}},
+        {"id": 3, "response": UNREADABLE, "options": {"A": "x", "B": "y"}, "finish_reason": "length"},  # cut off
+        {"id": 4, "response": "", "options": {"A": "x", "B": "y"}},  # nothing to read
+        {"id": 5, "response": UNREADABLE, "options": {"A": "x", "B": "y", "C": "z"}, "multi_label": True},
+    ]
+    f = tmp_path / "in.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with SimServerProcess(mode="letter", profiles={"ex-sim": {"mode": "fixed:B"}}) as sim:
+        m = models(tmp_path / "models.toml", sim.base_url, names=())
+        r = run_cli("extract", str(f), "--extractor", str(m))
+        assert r.returncode == 0, r.stderr
+        assert dict(sim.stats()["by_model"]) == {"ex-sim": 2}
+    out = [json.loads(x) for x in r.stdout.splitlines()]
+    assert out == [{"id": 1, "answer": "A", "by": "rules"}, {"id": 2, "answer": "B", "by": "model"},
+                   {"id": 3, "answer": None, "by": "rules"}, {"id": 4, "answer": None, "by": "rules"},
+                   {"id": 5, "answer": ["B"], "by": "model"}]
