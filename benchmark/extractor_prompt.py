@@ -38,9 +38,10 @@ Response:
 {ask} If the response chose no option clearly (it refused, hesitated between options, or never \
 concluded), reply NONE. Reply with nothing else."""
 
-_ASK_ONE = "Reply with the code of the one option the response chose, e.g. {example}."
-_ASK_SEVERAL = ("Reply with the codes of every option the response chose, separated by commas, "
-                "e.g. {example}.")
+# No example answer: SmolLM2-135M copied an example code ("F", the last option) into a third of its
+# replies (docs/extraction.md); the codes are listed instead.
+_ASK_ONE = "Reply with the code of the one option the response chose (one of {codes})."
+_ASK_SEVERAL = "Reply with the codes of every option the response chose, separated by commas (codes: {codes})."
 
 VERSION = f"p{PARSER_VERSION}-" + stable_hash(TEMPLATE, _ASK_ONE, _ASK_SEVERAL, RESPONSE_CHARS, length=8)
 
@@ -55,9 +56,7 @@ def prompt(options: Sequence[tuple[str, str]], response: str, multi: bool) -> tu
     if len(response) > RESPONSE_CHARS:
         response = "..." + response[-RESPONSE_CHARS:]
     lines = "\n".join(f"{c}. {t}" if t else c for c, t in options)
-    codes = [c for c, _ in options]
-    example = f'"{codes[0]}, {codes[-1]}"' if multi else f'"{codes[-1]}"'
-    ask = (_ASK_SEVERAL if multi else _ASK_ONE).format(example=example)
+    ask = (_ASK_SEVERAL if multi else _ASK_ONE).format(codes=", ".join(c for c, _ in options))
     text = TEMPLATE.format(s="s" if multi else "", options=lines, response=response, ask=ask)
     return (Message("user", text),)
 

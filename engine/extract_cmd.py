@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -163,9 +164,9 @@ def extract_main(argv: list[str]) -> int:
         readings = anyio.run(by_model, asked, extractor)
         for line, reading in zip(asked, readings):
             line.answer, line.by = answer_of(reading, line.multi), "model"
-        errors = sum(r.status == "error" for r in readings)
-        if errors:
-            print(f"extract: {errors} extractor call(s) failed; those lines stay unread", file=sys.stderr)
+        statuses = Counter(r.status for r in readings)
+        print(f"extract: the extractor model's replies: {dict(statuses)} (error: the call failed, the line stays "
+              "unread)", file=sys.stderr)
     out = sys.stdout
     for line in lines:
         out.write(json.dumps({"id": line.id, "answer": line.answer, "by": line.by}, ensure_ascii=False) + "\n")
