@@ -3,7 +3,8 @@
 Flow for one dataset: ``records(data_dir)`` streams the whole pool as
 (item_id, raw) pairs; ``benchmark.sampling`` keeps a seeded-hash sample of
 ids; ``render`` turns each kept raw record into an ``Item`` (prompt + gold);
-after the model answers, ``score`` parses the response and scores it.
+after the model answers, ``score`` parses the response and scores it (given the
+API's finish reason, so a response cut off at the length limit can be read as such).
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ class Dataset(Protocol):
 
     def render(self, item_id: str, raw: Any) -> Item: ...
 
-    def score(self, item: Item, response: str) -> Scored: ...
+    # finish_reason: as the API reported it; "length" means the answer was cut off.
+    def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored: ...
 
 
 def stable_hash(*parts: object, length: int = 16) -> str:

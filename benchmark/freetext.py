@@ -244,7 +244,7 @@ class TextDataset(msgspec.Struct, frozen=True, kw_only=True):
         meta = dict(self.meta_fields(raw)) if self.meta_fields else {}
         return Item(id=item_id, messages=(Message("user", content),), gold=golds, meta=meta)
 
-    def score(self, item: Item, response: str | None) -> Scored:
+    def score(self, item: Item, response: str | None, *, finish_reason: str | None = None) -> Scored:
         pred = extract_span(response) if self.answer == "span" else extract_summary(response)
         value, measures = self.scorer.fn(pred, list(item.gold), item.meta)
         return Scored(prediction=pred, score=value, measures=measures)

@@ -285,13 +285,13 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
                             alone=values[-1] if self.multi and self.none_option else None)
         return Item(id=item_id, messages=(Message("user", content),), gold=answer, meta=meta, answer=space)
 
-    def score(self, item: Item, response: str) -> Scored:
+    def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored:
         meta = item.meta
         choices = self._fixed or _choices(tuple(meta["options"]))
         shown = self._fixed_shown if self._fixed is not None else meta["options"]
         if self.multi:
-            return self._score_multi(meta, choices, shown, response)
-        i = extract_single(response, choices)
+            return self._score_multi(meta, choices, shown, response, finish_reason)
+        i = extract_single(response, choices, finish_reason=finish_reason)
         correct = i is not None and i == meta["g"]
         measures = None
         if self.measures is not None:
@@ -302,8 +302,9 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
 
     # ------------------------------------------------------------ helpers
 
-    def _score_multi(self, meta: dict, choices: Choices, shown: Any, response: str) -> Scored:
-        got = extract_multi(response, choices)
+    def _score_multi(self, meta: dict, choices: Choices, shown: Any, response: str,
+                     finish_reason: str | None = None) -> Scored:
+        got = extract_multi(response, choices, finish_reason=finish_reason)
         none = len(shown) - 1 if self.none_option else None
         if got is not None and none in got:
             # "None of these" is an empty answer; together with labels it contradicts itself.

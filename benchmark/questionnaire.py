@@ -95,10 +95,10 @@ class Questionnaire(ChoiceDataset, frozen=True, kw_only=True):
         codes = self._fixed.codes if self._fixed is not None else _choices(tuple(meta["options"])).codes
         return replace(item, gold=dict(zip(codes, norm)), meta=meta)
 
-    def score(self, item: Item, response: str) -> Scored:
+    def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored:
         meta = item.meta
         choices = self._fixed or _choices(tuple(meta["options"]))
-        i = extract_single(response, choices)
+        i = extract_single(response, choices, finish_reason=finish_reason)
         if i is None:
             return Scored(prediction=None, score=None, measures={"answered": 0.0})
         key = meta["key"]

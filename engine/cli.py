@@ -74,6 +74,8 @@ _DELEGATED = {
     "serve": ("engine.serve", "serve_main", "the report page and item browser over HTTP (read-only)"),
     "export": ("engine.export", "export_main", "every table and view as parquet, csv or jsonl files"),
     "compare": ("engine.compare", "compare_main", "paired comparison of two models: differences, intervals, p"),
+    "extract": ("engine.extract_cmd", "extract_main", "read choice answers from a JSONL of responses (docs/extraction.md)"),
+    "rescore": ("engine.rescore", "rescore_main", "score stored responses again with the current extractor and scorers"),
 }
 
 

@@ -138,6 +138,9 @@ class ModelsFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     # [judge]: a model used only to judge answers (docs/judges.md), never evaluated itself.
     # Same keys as a [[models]] entry; `name` defaults to "judge"; [defaults] do not apply.
     judge: ModelConfig | None = None
+    # [extractor]: a model that reads the choice answers the rules left unread (docs/extraction.md),
+    # off by default. Same keys as [judge]; `name` defaults to "extractor"; [defaults] do not apply.
+    extractor: ModelConfig | None = None
 
     def runnable(self) -> tuple[list[ModelConfig], list[tuple[ModelConfig, str]]]:
         """(models whose key is available, [(model, why it is skipped)])."""
@@ -172,7 +175,7 @@ def _where(path: Path, doc: dict, msg: str) -> str:
     return f"{path}: {where}: {body}"
 
 
-def load_models(path: str | Path, *, check_env: bool = True) -> ModelsFile:
+def load_models(path: str | Path, *, check_env: bool = True, need_models: bool = True) -> ModelsFile:
     """Parse and validate a models file.
 
     A model whose API key variable is unset is valid (``runnable()`` tells the
@@ -195,10 +198,11 @@ def load_models(path: str | Path, *, check_env: bool = True) -> ModelsFile:
     unknown = set(defaults) - _MODEL_FIELDS - {"name"}
     if unknown or "name" in defaults:
         raise UserError(f"{path}: [defaults] has key(s) that are not model settings: {sorted(unknown | ({'name'} & set(defaults)))}")
-    if isinstance(doc.get("judge"), dict):
-        doc["judge"] = {"name": "judge", **doc["judge"]}
-    raw_models = doc.get("models")
-    if not isinstance(raw_models, list) or not raw_models:
+    for role in ("judge", "extractor"):
+        if isinstance(doc.get(role), dict):
+            doc[role] = {"name": role, **doc[role]}
+    raw_models = doc.get("models", [] if not need_models else None)
+    if not isinstance(raw_models, list) or (need_models and not raw_models):
         raise UserError(f"{path}: no [[models]] table: add at least one model")
     doc["models"] = [{**defaults, **m} if isinstance(m, dict) else m for m in raw_models]
 
@@ -218,6 +222,11 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
             raise UserError(f"{path}: judge: name {cfg.judge.name!r} is also a model's name: the judge is "
                             "never evaluated, give it another name")
         entries.append((f"{path}: judge", cfg.judge))
+    if cfg.extractor is not None:
+        if cfg.extractor.name in {m.name for m in cfg.models}:
+            raise UserError(f"{path}: extractor: name {cfg.extractor.name!r} is also a model's name: "
+                            "give it another name")
+        entries.append((f"{path}: extractor", cfg.extractor))
     for where, m in entries:
         if not m.name.strip():
             raise UserError(f"{where}: `name` is empty")
@@ -272,7 +281,7 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
             v = getattr(acc, key)
             if v is not None and v <= 0:
                 raise UserError(f"{path}: accounts.{name}.{key} must be > 0")
-    if check_env:
+    if check_env and cfg.models:
         runnable, skipped = cfg.runnable()
         if not runnable:
             names = sorted({m.api_key_env for m, _ in skipped if m.api_key_env})

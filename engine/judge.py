@@ -1,12 +1,8 @@
-"""The judge lane: a bounded pool of workers asking the [judge] model about stored answers.
+"""The judge lane: a side lane (engine/side_lane.py) asking the [judge] model about stored answers.
 
-Fed lazily from two places: the answers model lanes produce in this run (a
-bounded channel: a lane waits when the judge is behind) and, from the start,
-the answers stored by earlier runs that have no settled verdict by this judge
-and rubric on that very answer (an anti-join, read a page at a time). So a
-judged item is done when both its answer and its verdict are stored, and a
-resume asks neither again. Judge calls go through the same provider
-adapters, rate limits, retries and adaptive concurrency as model calls.
+Its backlog: the answers stored by earlier runs that have no settled verdict
+by this judge and rubric on that very answer. So a judged item is done when
+both its answer and its verdict are stored, and a resume asks neither again.
 A failed call is stored as an ``error`` judgement (retried on the next run),
 never as a score. Verdict statuses: store/judgements.sql.
 """
@@ -14,11 +10,9 @@ never as a score. Verdict statuses: store/judgements.sql.
 from __future__ import annotations
 
 import traceback
-from collections import Counter
 from datetime import datetime, timezone
 from typing import Any
 
-import anyio
 import duckdb
 import msgspec
 import orjson
@@ -30,15 +24,14 @@ from engine.generation import prompt_budgets
 from engine.identity import public_url
 from engine.plan import PlannedDataset, render
 from engine.progress import Progress, log
+from engine.side_lane import SideLane
 from providers.base import Provider
 from providers.breaker import Breaker
 from providers.errors import ProviderError, Unreachable
 from providers.limits import Limits
 from providers.registry import make_provider
 from store import judgements as store
-from store.writer import ResultRow, Writer
-
-CHANNEL = 1000  # answers waiting for the judge before model lanes wait too
+from store.writer import ResultRow
 
 
 class JudgePlan(msgspec.Struct, kw_only=True):
@@ -102,30 +95,16 @@ def plan_judging(cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.Duc
                      backlog=backlog, expected=expected)
 
 
-class _Tee:
-    """A writer for model lanes: stores each answer and hands the judged ones to the judge."""
+class JudgeLane(SideLane):
+    """The judge's side lane (engine/side_lane.py): answers of judged datasets, judged once each."""
 
-    def __init__(self, writer: Writer, lane: JudgeLane):
-        self._writer, self._lane = writer, lane
-
-    async def put(self, row: ResultRow) -> None:
-        await self._writer.put(row)
-        if row.status == "ok" and row.dataset in self._lane.plan.rubrics:
-            await self._lane.live.send((row.model, row.dataset, row.item_id, row.sample, row.response,
-                                        row.prediction))
-
-
-class JudgeLane:
     def __init__(self, plan: JudgePlan, con: duckdb.DuckDBPyConnection, limits: Limits, progress: Progress,
                  breaker: Breaker | None = None):
         self.plan = plan
+        self.label = plan.label
         j = plan.judge
-        # Own connections: the results writer uses `con` from its thread meanwhile.
-        self.writer = Writer(con.cursor(), insert=store.insert_judgements)
-        self._read = con.cursor()
-        self.live, self._jobs = anyio.create_memory_object_stream(CHANNEL)
-        # The backlog's own sender, made now: the jobs end when both it and `live` are closed.
-        self._backlog = self.live.clone()
+        super().__init__(con, concurrency=j.concurrency, progress=progress, total=plan.backlog + plan.expected,
+                         insert=store.insert_judgements)
         self._providers: dict[int, Provider] = {}
         for rubric in plan.rubrics.values():
             out = j.max_tokens or rubric.max_tokens  # the rubric's allowance unless [judge] sets one
@@ -136,54 +115,26 @@ class JudgeLane:
                     max_retries=j.max_retries, max_connections=j.concurrency, backoff_base_s=j.backoff_s,
                     reasoning=j.reasoning, breaker=breaker, timeout_per_token_s=j.timeout_per_token_s or 0.0)
         self._raws = {d: dict(p.records) for d, p in plan.planned.items()}
-        self._progress = progress
-        self.statuses: Counter[str] = Counter()
-        self.unreachable = False  # the judge's endpoint was given up: answers pass unjudged
-        progress.add(plan.label, plan.backlog + plan.expected, 0)
 
-    def tee(self, writer: Writer) -> _Tee:
-        return _Tee(writer, self)
+    def job(self, row: ResultRow) -> tuple | None:
+        if row.status == "ok" and row.dataset in self.plan.rubrics:
+            return (row.model, row.dataset, row.item_id, row.sample, row.response, row.prediction)
+        return None
 
-    async def answers_done(self) -> None:
-        """Model lanes are finished: the judge ends once the backlog and the channel are empty."""
-        await self.live.aclose()
-
-    async def run(self) -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._feed_backlog, self._backlog)
-            for _ in range(self.plan.judge.concurrency):
-                tg.start_soon(self._worker)
-
-    async def _feed_backlog(self, send: Any) -> None:
+    def backlog_page(self, cur: duckdb.DuckDBPyConnection, after: tuple, page: int) -> list[tuple]:
         p = self.plan
         versions = {d: r.version for d, r in p.rubrics.items()}
         plan = {d: pl.ids for d, pl in p.planned.items()}
-        page, after = 256, ("", "", "", -1)
-        async with send:
-            while True:
-                # In a thread: a page query must not stall the lanes' event loop.
-                rows = await anyio.to_thread.run_sync(
-                    lambda a=after: store.pending_page(self._read, p.judge.name, p.run_id, list(p.budgets), versions,
-                                                       plan, a, page))
-                for model, ds, item_id, sample, response, prediction in rows:
-                    pred = orjson.loads(prediction) if prediction is not None else None
-                    await send.send((model, ds, item_id, sample, response, pred))
-                if len(rows) < page:
-                    return
-                after = rows[-1][:4]
+        rows = store.pending_page(cur, p.judge.name, p.run_id, list(p.budgets), versions, plan, after, page)
+        return [(m, d, i, s, resp, orjson.loads(pred) if pred is not None else None)
+                for m, d, i, s, resp, pred in rows]
 
-    async def _worker(self) -> None:
-        async for job in self._jobs:
-            if self.unreachable:
-                continue  # keep draining, so model lanes never wait on a dead judge; judged next run
-            try:
-                row = await self.judge_one(*job)
-            except Unreachable:
-                self.unreachable = True
-                continue
-            self.statuses[row.status] += 1
-            await self.writer.put(row)
-            self._progress.advance(self.plan.label, ok=row.status != "error")
+    async def handle(self, job: tuple) -> store.JudgementRow:
+        return await self.judge_one(*job)
+
+    async def close_providers(self) -> None:
+        for prov in self._providers.values():
+            await prov.aclose()
 
     async def judge_one(self, model: str, dataset: str, item_id: str, sample: int, response: str | None,
                         prediction: Any) -> store.JudgementRow:
@@ -223,13 +174,6 @@ class JudgeLane:
             detail = "".join(traceback.format_exception_only(type(e), e)).strip()
             return _row(base, "error", Verdict("error", reason=f"judging failed: {detail}"[:1000]),
                         error_class="judge")
-
-    async def aclose(self) -> None:
-        """Flush the verdicts (called shielded, after an interrupt too) and close connections."""
-        for prov in self._providers.values():
-            await prov.aclose()
-        await self.writer.close()
-        await self.writer.finished.wait()
 
     def summary(self) -> str:
         s = self.statuses

@@ -7,6 +7,7 @@ what the store says is done.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -71,13 +72,20 @@ def resolve_datasets(requested: list[str] | None, suite_ids: tuple[str, ...]) ->
     return [ds for ds in found if ds is not None], skipped
 
 
-def load_dataset(ds: Dataset, data_dir: Path, limit: int | None, seed: int) -> PlannedDataset:
+@contextmanager
+def reading_data(ds: Dataset, data_dir: Path) -> Iterator[None]:
+    """Missing or unreadable data files inside the block: a UserError naming the dataset and folder."""
     try:
-        chosen = seeded_sample(ds.records(data_dir), ds.id, limit, seed)
+        yield
     except DataMissing as e:
         raise UserError(f"dataset {ds.id}: {e} (fetch it with: python -m engine data pull --datasets {ds.id} --data-dir {data_dir})") from None
     except (OSError, ValueError) as e:
         raise UserError(f"dataset {ds.id}: cannot read its data under {data_dir}: {e}") from None
+
+
+def load_dataset(ds: Dataset, data_dir: Path, limit: int | None, seed: int) -> PlannedDataset:
+    with reading_data(ds, data_dir):
+        chosen = seeded_sample(ds.records(data_dir), ds.id, limit, seed)
     if not chosen:
         raise UserError(f"dataset {ds.id}: no items found under {data_dir}")
     return PlannedDataset(dataset=ds, records=tuple(chosen))

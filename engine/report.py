@@ -19,6 +19,7 @@ import duckdb
 from benchmark.suite import SuiteError
 from engine.report_table import Column, Sheet, fmt, output_width, pct, render, span
 from engine.report_tree import Node, drilldown_sheet, tree_lines
+from engine import unparsed_notes
 from store.db import StoreError, connect
 from store.bootstrap import compute_intervals
 from store.snapshot import open_for_reading
@@ -251,7 +252,8 @@ def _dataset_detail(d: dict, weight: float) -> str:
         return "imported score" + (" (overrides item rows)" if d["items_score"] is not None else "")
     if d["n_items"] is None:
         return "no rows"
-    return f"{d['n_ok']}/{d['n_items']} ok" + (f", weight {weight:g}" if weight != 1 else "")
+    unread = f", {pct(d['unparsed_share'])} unread" if d.get("unparsed_share") else ""
+    return f"{d['n_ok']}/{d['n_items']} ok{unread}" + (f", weight {weight:g}" if weight != 1 else "")
 
 
 def _sort(node: Node) -> None:
@@ -272,6 +274,11 @@ def _intervals(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: st
         sql, params = sql + " AND suite = ? AND version = ?", [model, *suite]
     return {(lv, node): (lo, hi) for lv, node, lo, hi in con.execute(sql, params).fetchall()
             if lo is not None and hi is not None}
+
+
+def _warn(lines: list[str], fmt_: str) -> None:
+    for line in lines:  # stdout stays a clean table for markdown and csv
+        print(line, file=sys.stdout if fmt_ == "text" else sys.stderr)
 
 
 def report_main(argv: list[str]) -> int:
@@ -330,12 +337,14 @@ def report_main(argv: list[str]) -> int:
                 sys.stdout.write("\n".join(tree_lines(head, root, suite, width)) + "\n")
             else:
                 sys.stdout.write(render(drilldown_sheet(head, root, suite), args.format, width))
+            _warn(unparsed_notes.warnings(con, suite, args.model), args.format)
         else:
             sheet = leaderboard(con, suite)
             if not sheet.csv_rows:
                 print(f"no results for suite {suite[0]} {suite[1]} yet", file=sys.stderr if args.format == "csv" else sys.stdout)
                 return 0
             sys.stdout.write(render(sheet, args.format, width))
+            _warn(unparsed_notes.warnings(con, suite), args.format)
     except (ReportError, SuiteError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -118,7 +118,7 @@ async def evaluate(model: str, provider: Provider, w: Work, stamps: Stamps) -> R
                 cost_usd=price.cost(res.input_tokens, res.output_tokens) if price is not None else None)
     try:
         # A refusal or safety block has empty text: the scorer sees no answer (unparsed).
-        scored = ds.score(item, res.text)
+        scored = ds.score(item, res.text, finish_reason=res.finish_reason)
     except Exception as e:  # noqa: BLE001 - a scorer bug must not cost the answer: store it, retry on resume
         detail = "".join(traceback.format_exception_only(type(e), e)).strip()
         return ResultRow(**base, **call, status="error", error_class="scorer", error=f"scoring failed: {detail}"[:1000],

@@ -21,16 +21,18 @@ from engine.errors import UserError
 from engine.generation import ProviderSet, prompt_budgets, request_stamp
 from engine.identity import check_identities, public_url
 from engine.interrupt import Interrupt
+from engine.extractor_lane import ExtractorLane, ExtractorPlan, plan_extraction
 from engine.judge import JudgeLane, JudgePlan, plan_judging
 from engine.local_server import serve_local_models
 from engine.plan import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
 from engine.progress import Progress, log
 from engine.scheduler import Budget, Stamps, run_lane
+from engine.side_lane import SideLane, Tee
 from providers.breaker import Breaker
 from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
-from store import resume, runs, snapshot
+from store import extractions, resume, runs, snapshot
 from store.bootstrap import compute_intervals
 from store.db import connect, transaction, write_failure
 from store.suite_tables import load_suite_tables
@@ -194,6 +196,7 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
 
     judging = plan_judging(cfg, planned, con, run_id=run_id, counts=counts, fresh=opts.fresh,
                            models_path=opts.models_path, quiet=opts.quiet)
+    extracting = plan_extraction(cfg, planned, con, run_id=run_id, fresh=opts.fresh, quiet=opts.quiet)
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
     breakers = build_breakers([*cfg.models, *([judging.judge] if judging else [])], quiet=opts.quiet)
@@ -204,13 +207,15 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
     t0 = time.perf_counter()
     try:
         result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging,
-                             snaps, breakers)
+                             snaps, breakers, extracting)
     except BaseException as e:
         # Never left `running`: a signal is an interruption, anything else a failure.
         failed = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
         with contextlib.suppress(duckdb.Error, OSError):
             runs.end_run(con, run_id, failed)
         raise
+    if extracting is not None:  # readings of answers stored after their reading's batch (two writers)
+        extractions.apply_readings(con)
     result.run_s = time.perf_counter() - t0
     gone = unreachable_models(breakers)
     result.unreachable = list(gone)
@@ -266,8 +271,13 @@ def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned:
             # What was asked for, so coverage counts items never attempted (a killed run) as missing.
             for p in planned:
                 runs.record_planned(con, m.name, p.id, p.size, now)
-        for p in planned:
-            runs.record_metrics(con, p.id, p.dataset.metrics, p.dataset.scorer_version)
+        record_metrics(con, [p.dataset for p in planned])
+
+
+def record_metrics(con: duckdb.DuckDBPyConnection, datasets: list[Any]) -> None:
+    """How the datasets' item rows aggregate (dataset_metrics), as their adapters declare it now."""
+    for ds in datasets:
+        runs.record_metrics(con, ds.id, ds.metrics, ds.scorer_version)
 
 
 def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
@@ -279,7 +289,7 @@ def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
     rates = {name: RateLimit(a.rpm, a.tpm) for name, a in cfg.accounts.items()}
     pools = {name: AdaptiveLimit(a.max_concurrency) for name, a in cfg.accounts.items() if a.max_concurrency}
     out = {}
-    for m in [*cfg.models, *([cfg.judge] if cfg.judge is not None else [])]:
+    for m in [*cfg.models, *(x for x in (cfg.judge, cfg.extractor) if x is not None)]:
         gates = [AdaptiveLimit(m.concurrency)] if m.adaptive else []
         if m.account in pools:
             gates.append(pools[m.account])
@@ -305,24 +315,29 @@ def _one_provider(m: ModelConfig, limits: Limits, generation: dict, breaker: Bre
 async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection,
                stamps: dict[str, Stamps], counts: dict, partial: dict, progress: Progress,
                budget: Budget | None, limits: dict[str, Limits], judging: JudgePlan | None,
-               snaps: snapshot.Snapshots, breakers: dict[str, Breaker] | None = None) -> SweepResult:
+               snaps: snapshot.Snapshots, breakers: dict[str, Breaker] | None = None,
+               extracting: ExtractorPlan | None = None) -> SweepResult:
     breakers = breakers or {}
     providers = {m.name: _provider(m, limits[m.name], planned, breakers.get(m.name)) for m in cfg.models}
     writer = Writer(con)
     interrupt = Interrupt()
-    # Judged datasets' answers also go to the judge lane (engine/judge.py); it ends after the models.
-    judge = JudgeLane(judging, con, limits[judging.judge.name], progress,
-                      breakers.get(judging.judge.name)) if judging else None
-    answers = judge.tee(writer) if judge else writer
+    # Judged datasets' answers also go to the judge lane (engine/judge.py), unread choice answers to
+    # the extractor lane (engine/extractor_lane.py); side lanes end after the models.
+    sides: list[SideLane] = []
+    if judging:
+        sides.append(JudgeLane(judging, con, limits[judging.judge.name], progress, breakers.get(judging.judge.name)))
+    if extracting:
+        sides.append(ExtractorLane(extracting, con, limits[extracting.extractor.name], progress))
+    answers = Tee(writer, sides) if sides else writer
 
     def rows_now() -> int:
-        snaps.rows = writer.rows_written + (judge.writer.rows_written if judge else 0)
+        snaps.rows = writer.rows_written + sum(side.writer.rows_written for side in sides)
         return snaps.rows
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(writer.run)
-        if judge:
-            tg.start_soon(judge.writer.run)
+        for side in sides:
+            tg.start_soon(side.writer.run)
         tg.start_soon(progress.show)
         tg.start_soon(interrupt.watch)
         if opts.serve_port is not None:
@@ -334,8 +349,8 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
         try:
             with interrupt.scope:
                 async with anyio.create_task_group() as lanes:
-                    if judge:
-                        lanes.start_soon(judge.run)
+                    for side in sides:
+                        lanes.start_soon(side.run)
                     async with anyio.create_task_group() as models:
                         for m in cfg.models:
                             work = lane(planned, lambda d, m=m.name: counts.get((m, d), 0),
@@ -343,18 +358,18 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
                                         prompt_budgets(m, [p.dataset for p in planned]))
                             models.start_soon(run_lane, m.name, providers[m.name], work, m.concurrency,
                                               answers, stamps[m.name], progress, budget)
-                    if judge:
-                        await judge.answers_done()
+                    for side in sides:
+                        await side.answers_done()
         finally:
             with anyio.CancelScope(shield=True):
                 for p in providers.values():
                     await p.aclose()
                 await writer.close()
                 await writer.finished.wait()
-                if judge:
-                    await judge.aclose()
+                for side in sides:
+                    await side.aclose()
             tg.cancel_scope.cancel()
-    if judge:
-        log(judge.summary(), quiet=opts.quiet)
-    judged = judge.writer.rows_written if judge else 0
-    return SweepResult(rows_written=writer.rows_written + judged, interrupted=interrupt.happened, errors=0)
+    for side in sides:
+        log(side.summary(), quiet=opts.quiet)
+    side_rows = sum(side.writer.rows_written for side in sides)
+    return SweepResult(rows_written=writer.rows_written + side_rows, interrupted=interrupt.happened, errors=0)

@@ -14,6 +14,7 @@ import orjson
 import pyarrow as pa
 
 from store.transaction import transaction
+from store.upsert import arrow_batch, upsert_sql
 
 _SQL = Path(__file__).with_name("judgements.sql")
 
@@ -56,12 +57,7 @@ _SCHEMA = pa.schema([
 ])
 _COLUMNS = [f.name for f in _SCHEMA]
 # A new verdict replaces the earlier row (an error, or a verdict on an older answer); attempts add up.
-_UPSERT = f"""
-INSERT INTO judgements ({", ".join(_COLUMNS)}) SELECT * FROM batch
-ON CONFLICT (model, dataset, item_id, sample, judge) DO UPDATE SET
-  {", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[5:] if c != "attempts")},
-  attempts = judgements.attempts + excluded.attempts
-"""
+_UPSERT = upsert_sql("judgements", _COLUMNS, 5)
 
 
 def answer_md5(response: str | None) -> str:
@@ -75,11 +71,7 @@ def ensure_judgement_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 def insert_judgements(con: duckdb.DuckDBPyConnection, rows: list[JudgementRow]) -> None:
     """Upsert rows in one transaction (the insert function of the judge's Writer)."""
-    cols = list(zip(*(msgspec.structs.astuple(r) for r in rows)))
-    arrays = [pa.array([None if v is None else orjson.dumps(v).decode() for v in values], type=f.type)
-              if name == "verdict" else pa.array(values, type=f.type)
-              for name, f, values in zip(_COLUMNS, _SCHEMA, cols)]
-    batch = pa.Table.from_arrays(arrays, schema=_SCHEMA)  # noqa: F841 - read by name in the SQL
+    batch = arrow_batch(rows, _SCHEMA, frozenset({"verdict"}))  # noqa: F841 - read by name in the SQL
     with transaction(con):
         con.execute(_UPSERT)
 

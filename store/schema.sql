@@ -32,6 +32,9 @@ CREATE TABLE IF NOT EXISTS results (
     cost_usd       DOUBLE,             -- input/output tokens x the model's price in models.toml (NULL: no price)
     run_id         VARCHAR,            -- the sweep (runs.run_id) that produced this row
     identity       VARCHAR,            -- who answered: identities.identity (NULL: made before identity stamps)
+    extracted_by   VARCHAR,            -- who read `prediction` from the response: 'rules' (the dataset's
+                                       -- parser) | 'model' (the [extractor] model, docs/extraction.md);
+                                       -- NULL when nothing was read (unparsed) or on error rows
     PRIMARY KEY (model, dataset, item_id, sample)
 );
 
@@ -41,6 +44,7 @@ ALTER TABLE results ADD COLUMN IF NOT EXISTS blocked VARCHAR;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS cost_usd DOUBLE;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS run_id VARCHAR;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS identity VARCHAR;
+ALTER TABLE results ADD COLUMN IF NOT EXISTS extracted_by VARCHAR;
 
 -- What answered a row (engine/identity.py): provider, base_url (never credentials), model id,
 -- context_tokens, the dataset's derivation hash. A resume with another identity stops.

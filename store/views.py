@@ -8,6 +8,7 @@ from pathlib import Path
 import duckdb
 
 from benchmark.metric_kinds import sql_case
+from store.extractions import ensure_extraction_tables
 from store.judgements import ensure_judgement_tables
 from store.suite_tables import ensure_suite_tables
 
@@ -26,9 +27,11 @@ def ensure_views(con: duckdb.DuckDBPyConnection) -> None:
     """
     con.execute((_HERE / "schema.sql").read_text(encoding="utf-8"))
     ensure_judgement_tables(con)  # metric_values (views.sql) appends the judge metrics
+    ensure_extraction_tables(con)
     ensure_suite_tables(con)
     con.execute((_HERE / "interval_tables.sql").read_text(encoding="utf-8"))  # the leaderboard joins them
     con.execute(render_views(views_sql()))
+    con.execute((_HERE / "unparsed.sql").read_text(encoding="utf-8"))
 
 
 def views_sql() -> str:
@@ -54,7 +57,7 @@ def render_views(text: str, *, replicates: bool = False) -> str:
 
 
 # Dependency order: metric_values (views.sql) reads judge_metric_values (judgements.sql).
-_VIEW_FILES = ("judgements.sql", "views.sql", "costs.sql")
+_VIEW_FILES = ("judgements.sql", "views.sql", "unparsed.sql", "costs.sql")
 _CREATE_VIEW = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", re.IGNORECASE | re.MULTILINE)
 
 

@@ -44,7 +44,8 @@ SELECT r.model, r.dataset, r.item_id, d.metric, d.kind, d.is_primary,
             ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.b) AS DOUBLE) END AS b,
        CASE WHEN d.c IS NULL THEN NULL WHEN d.c = 'score' THEN r.score
             ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.c) AS DOUBLE) END AS c,
-       d.a AS a_source
+       d.a AS a_source,
+       r.prediction IS NOT NULL AS parsed  -- read by the extractor (store/unparsed.sql)
 FROM results r JOIN dataset_metrics d ON d.dataset = r.dataset
 WHERE r.status = 'ok';
 
@@ -146,7 +147,8 @@ SELECT suite, version, model, dataset, n_items, n_ok, n_error, n_unparsed, item_
        -- an imported score stands for the whole dataset
        CASE source WHEN 'external' THEN 1.0 WHEN 'items' THEN item_coverage * method_share ELSE 0.0 END
            AS coverage,
-       source, items_score, external_score
+       source, items_score, external_score,
+       n_unparsed / nullif(n_ok, 0) AS unparsed_share  -- answers that could not be read (store/unparsed.sql)
 FROM merged;
 
 -- hierarchy: begin

@@ -46,6 +46,8 @@ class ResultRow(msgspec.Struct, array_like=True):
     cost_usd: float | None = None
     run_id: str | None = None
     identity: str | None = None  # identities.identity of what answered (engine/identity.py)
+    # 'rules' | 'model'; None: derived on insert ('rules' when an ok row has a prediction).
+    extracted_by: str | None = None
 
 
 _TS = pa.timestamp("us", tz="UTC")
@@ -58,6 +60,7 @@ _SCHEMA = pa.schema([
     ("suite_version", pa.string()), ("scorer_version", pa.string()), ("started_at", _TS), ("finished_at", _TS),
     ("finish_reason", pa.string()), ("blocked", pa.string()), ("cost_usd", pa.float64()), ("run_id", pa.string()),
     ("identity", pa.string()),
+    ("extracted_by", pa.string()),
 ])
 _JSON_COLUMNS = {"prediction", "gold", "measures"}
 _COLUMNS = [f.name for f in _SCHEMA]
@@ -82,6 +85,9 @@ def to_arrow(rows: list[ResultRow]) -> pa.Table:
     for name, field, values in zip(_COLUMNS, _SCHEMA, cols):
         if name in _JSON_COLUMNS:
             values = [_json(v) for v in values]
+        elif name == "extracted_by":
+            values = [v or ("rules" if r.status == "ok" and r.prediction is not None else None)
+                      for v, r in zip(values, rows)]
         arrays.append(pa.array(values, type=field.type))
     return pa.Table.from_arrays(arrays, schema=_SCHEMA)
 

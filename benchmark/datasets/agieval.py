@@ -185,11 +185,11 @@ class MixedAnswerCount:
         item = self.several.render(item_id, raw)
         return replace(item, meta={**item.meta, "several": True})
 
-    def score(self, item: Item, response: str) -> Scored:
+    def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored:
         if not item.meta.get("several"):
-            s = self.single.score(item, response)
+            s = self.single.score(item, response, finish_reason=finish_reason)
             return Scored(s.prediction, s.score, {item.meta["lang"]: s.score})
-        s = self.several.score(item, response)
+        s = self.several.score(item, response, finish_reason=finish_reason)
         em = s.measures["em"]
         return Scored(s.prediction, em, {item.meta["lang"]: em})
 
@@ -208,7 +208,7 @@ class MathCloze:
         meta = {"lang": lang, "cloze": True}
         return Item(id=item_id, messages=(Message("user", content),), gold=str(raw["answer"]).strip(), meta=meta)
 
-    def score(self, item: Item, response: str | None) -> Scored:
+    def score(self, item: Item, response: str | None, *, finish_reason: str | None = None) -> Scored:
         pred = mathequiv.extract_answer(response)
         s = float(mathequiv.is_equiv(pred, item.gold))
         return Scored(pred, s, {item.meta["lang"]: s, "cloze": s})
@@ -236,8 +236,9 @@ class WithCloze:
     def render(self, item_id: str, raw: Any) -> Item:
         return (self.cloze if is_cloze(raw) else self.choice).render(item_id, raw)
 
-    def score(self, item: Item, response: str) -> Scored:
-        return (self.cloze if item.meta.get("cloze") else self.choice).score(item, response)
+    def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored:
+        part = self.cloze if item.meta.get("cloze") else self.choice
+        return part.score(item, response, finish_reason=finish_reason)
 
 
 register(

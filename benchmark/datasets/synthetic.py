@@ -37,7 +37,7 @@ class Synthetic:
         gold = "ABCD"[raw % 4]
         return Item(id=item_id, messages=(Message("user", _TEMPLATE.format(n=raw, gold=gold)),), gold=gold)
 
-    def score(self, item: Item, response: str) -> Scored:
+    def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored:
         m = _ANSWER.search(response.strip())
         pred = m.group(1) if m else None
         return Scored(prediction=pred, score=float(pred == item.gold))

@@ -96,11 +96,11 @@ class TruthfulQA:
     def render(self, item_id: str, raw: Any) -> Item:
         return (MC2 if item_id.startswith("mc2/") else MC1).render(item_id, raw)
 
-    def score(self, item: Item, response: str) -> Scored:
+    def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored:
         if not item.id.startswith("mc2/"):
-            s = MC1.score(item, response)
+            s = MC1.score(item, response, finish_reason=finish_reason)
             return Scored(prediction=s.prediction, score=s.score, measures={"mc1": s.score})
-        s = MC2.score(item, response)
+        s = MC2.score(item, response, finish_reason=finish_reason)
         share = selected_true_share(s.prediction, item.gold)
         return Scored(prediction=s.prediction, score=share, measures={"mc2": share, "mc2_f1": s.score})
 

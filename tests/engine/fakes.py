@@ -19,5 +19,5 @@ class FakeDataset:
     def render(self, item_id, raw):
         return Item(item_id, (Message("user", "q"),), "A")
 
-    def score(self, item, response):
+    def score(self, item, response, *, finish_reason=None):
         return Scored("A", 1.0)

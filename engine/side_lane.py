@@ -1,0 +1,116 @@
+"""A side lane: a bounded pool of workers asking a helper model (the judge, the extractor) about answers.
+
+Fed lazily from two places: the answers model lanes produce in this run (a
+bounded channel: a lane waits when the helper is behind) and, from the start,
+the answers stored by earlier runs that the helper has not settled (an
+anti-join, read a page at a time). An answer is done when both it and the
+helper's row are stored, so a resume asks neither again. Helper calls go
+through the same provider adapters, rate limits, retries and adaptive
+concurrency as model calls; their rows go through a Writer of their own.
+
+A subclass says which answers it wants (`job`), reads its backlog
+(`backlog_page`) and handles one job (`handle`, returning the row to store).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable
+
+import anyio
+import duckdb
+
+from engine.progress import Progress
+from store.writer import ResultRow, Writer
+
+CHANNEL = 1000  # answers waiting for the helper before model lanes wait too
+PAGE = 256  # backlog rows read at a time
+
+
+class SideLane:
+    label = "helper"
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, concurrency: int, progress: Progress, total: int,
+                 insert: Callable[[duckdb.DuckDBPyConnection, list[Any]], None]):
+        # Own connections: the results writer uses `con` from its thread meanwhile.
+        self.writer = Writer(con.cursor(), insert=insert)
+        self._read = con.cursor()
+        self.live, self._jobs = anyio.create_memory_object_stream[tuple](CHANNEL)
+        # The backlog's own sender, made now: the jobs end when both it and `live` are closed.
+        self._backlog = self.live.clone()
+        self._concurrency = concurrency
+        self._progress = progress
+        self.statuses: Counter[str] = Counter()
+        progress.add(self.label, total, 0)
+
+    # -------------------------------------------------------------- what a subclass says
+
+    def job(self, row: ResultRow) -> tuple | None:
+        """The job for an answer stored in this run, or None when the helper does not want it."""
+        raise NotImplementedError
+
+    def backlog_page(self, cur: duckdb.DuckDBPyConnection, after: tuple, page: int) -> list[tuple]:
+        """Stored answers to handle after key ``after`` (the first 4 fields of a job), in key order."""
+        raise NotImplementedError
+
+    async def handle(self, job: tuple) -> Any:
+        """The row to store for one job (its ``status`` counts; 'error' shows as an error)."""
+        raise NotImplementedError
+
+    async def close_providers(self) -> None:
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        """One line on what the lane did this run."""
+        raise NotImplementedError
+
+    # -------------------------------------------------------------- the machinery
+
+    async def answers_done(self) -> None:
+        """Model lanes are finished: the lane ends once the backlog and the channel are empty."""
+        await self.live.aclose()
+
+    async def run(self) -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._feed_backlog, self._backlog)
+            for _ in range(self._concurrency):
+                tg.start_soon(self._worker)
+
+    async def _feed_backlog(self, send: Any) -> None:
+        after: tuple = ("", "", "", -1)
+        async with send:
+            while True:
+                # In a thread: a page query must not stall the lanes' event loop.
+                rows = await anyio.to_thread.run_sync(lambda a=after: self.backlog_page(self._read, a, PAGE))
+                for job in rows:
+                    await send.send(job)
+                if len(rows) < PAGE:
+                    return
+                after = tuple(rows[-1][:4])
+
+    async def _worker(self) -> None:
+        async for job in self._jobs:
+            row = await self.handle(job)
+            self.statuses[row.status] += 1
+            await self.writer.put(row)
+            self._progress.advance(self.label, ok=row.status != "error")
+
+    async def aclose(self) -> None:
+        """Flush the rows (called shielded, after an interrupt too) and close connections."""
+        await self.close_providers()
+        await self.writer.close()
+        await self.writer.finished.wait()
+
+
+class Tee:
+    """A writer for model lanes: stores each answer, and hands it to every side lane that wants it."""
+
+    def __init__(self, writer: Writer, lanes: list[SideLane]):
+        self._writer, self._lanes = writer, lanes
+
+    async def put(self, row: ResultRow) -> None:
+        await self._writer.put(row)
+        for lane in self._lanes:
+            job = lane.job(row)
+            if job is not None:
+                await lane.live.send(job)

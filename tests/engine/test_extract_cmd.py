@@ -1,0 +1,96 @@
+"""`python -m engine extract`: the public JSONL contract (docs/extraction.md)."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+OPTS4 = {"A": "anger", "B": "joy", "C": "fear", "D": "calm"}
+
+CASES = [
+    {"id": "x-1", "response": "Answer: C", "options": OPTS4, "multi_label": False},
+    {"id": 7, "response": "I'd say B and D are both right.\nAnswer: B, D", "options": OPTS4, "multi_label": True},
+    {"id": "x-3", "response": "I cannot decide.", "options": OPTS4, "multi_label": False},
+    {"id": "x-4", "response": "joy", "options": OPTS4},  # multi_label omitted: one answer
+    {"id": "x-5", "response": None, "options": {"A": "yes", "B": "no"}, "multi_label": True, "finish_reason": "stop",
+     "intended": "ignored key"},
+]
+EXPECTED = [
+    {"id": "x-1", "answer": "C", "by": "rules"},
+    {"id": 7, "answer": ["B", "D"], "by": "rules"},
+    {"id": "x-3", "answer": None, "by": "rules"},
+    {"id": "x-4", "answer": "B", "by": "rules"},
+    {"id": "x-5", "answer": None, "by": "rules"},
+]
+
+
+def _jsonl(rows) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def _out(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_contract_round_trips_in_order(tmp_path, capsys):
+    f = tmp_path / "in.jsonl"
+    f.write_text(_jsonl(CASES[:2]) + "\n   \n" + _jsonl(CASES[2:]), encoding="utf-8")  # blank lines skipped
+    assert main(["extract", str(f)]) == 0
+    assert _out(capsys.readouterr().out) == EXPECTED
+
+
+def test_stdin_dash(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(_jsonl(CASES).encode())))
+    assert main(["extract", "-"]) == 0
+    assert _out(capsys.readouterr().out) == EXPECTED
+
+
+def test_as_a_subprocess_from_the_project(tmp_path):
+    """Exactly how outside tools call it: `PYTHON -m engine extract FILE` with cwd = the project."""
+    f = tmp_path / "in.jsonl"
+    f.write_text(_jsonl(CASES), encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "engine", "extract", str(f)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert _out(r.stdout) == EXPECTED
+    assert "5 lines: 3 read by the rules, 2 unread" in r.stderr
+
+
+@pytest.mark.parametrize("line, message", [
+    ("{oops", "not JSON"),
+    ("[1, 2]", "not a JSON object"),
+    ('{"response": "A", "options": {"A": "x", "B": "y"}}', "`id`"),
+    ('{"id": 1, "response": 3, "options": {"A": "x", "B": "y"}}', "`response`"),
+    ('{"id": 1, "response": "A", "options": {"A": "x"}}', "`options`"),
+    ('{"id": 1, "response": "A", "options": {"B": "x", "A": "y"}}', "option codes"),
+    ('{"id": 1, "response": "A", "options": {"A": "x", "B": "y"}, "multi_label": "no"}', "`multi_label`"),
+])
+def test_bad_line_exits_2_naming_it(tmp_path, capsys, line, message):
+    f = tmp_path / "in.jsonl"
+    f.write_text(_jsonl(CASES[:2]) + line + "\n", encoding="utf-8")
+    assert main(["extract", str(f)]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == ""  # nothing written before the input is known good
+    err = cap.err.strip().splitlines()
+    assert len(err) == 1 and f"{f} line 3:" in err[0] and message in err[0]
+
+
+def test_missing_file_exits_2(tmp_path, capsys):
+    assert main(["extract", str(tmp_path / "nope.jsonl")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_extractor_file_without_table_exits_2(tmp_path, capsys):
+    f, models = tmp_path / "in.jsonl", tmp_path / "m.toml"
+    f.write_text(_jsonl(CASES), encoding="utf-8")
+    models.write_text('[judge]\nprovider = "openai"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "x"\n')
+    assert main(["extract", str(f), "--extractor", str(models)]) == 2
+    assert "no [extractor] table" in capsys.readouterr().err
