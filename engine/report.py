@@ -180,19 +180,7 @@ def drilldown(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str
     diff: dict[str, dict[str, float]] = {}
     for r in _rows(con, "SELECT levels, level, weight FROM suite_difficulty WHERE suite = ? AND version = ?", suite):
         diff.setdefault(r["levels"], {})[r["level"]] = r["weight"]
-    plan = _rows(
-        con,
-        """SELECT a.ability, a.name AS a_name, a.weight AS a_w, s.sub_ability, s.name AS s_name, s.weight AS s_w,
-                  t.task, t.name AS t_name, t.level, t.weight AS t_w, td.dataset, d.name AS d_name, td.weight AS d_w
-           FROM suite_abilities a
-           JOIN suite_sub_abilities s USING (suite, version, ability)
-           JOIN suite_tasks t USING (suite, version, sub_ability)
-           JOIN suite_task_datasets td USING (suite, version, task)
-           JOIN suite_datasets d USING (suite, version, dataset)
-           WHERE a.suite = ? AND a.version = ?
-           ORDER BY a.position, s.position, t.position, td.position""",
-        suite,
-    )
+    plan = _rows(con, "SELECT * FROM suite_plan WHERE suite = ? AND version = ? ORDER BY position", suite)
     ci = _intervals(con, suite, model)
     root = Node(f"{model}", b["total"], b["coverage"], kind="overall", key=model, ci=ci.get(("overall", "overall")))
     idx: dict[tuple, Node] = {}

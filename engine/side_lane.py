@@ -21,6 +21,7 @@ import anyio
 import duckdb
 
 from engine.progress import Progress
+from providers.errors import Unreachable
 from store.writer import ResultRow, Writer
 
 CHANNEL = 1000  # answers waiting for the helper before model lanes wait too
@@ -41,6 +42,7 @@ class SideLane:
         self._concurrency = concurrency
         self._progress = progress
         self.statuses: Counter[str] = Counter()
+        self.unreachable = False  # the helper's endpoint was given up: answers pass, asked on the next run
         progress.add(self.label, total, 0)
 
     # -------------------------------------------------------------- what a subclass says
@@ -90,7 +92,13 @@ class SideLane:
 
     async def _worker(self) -> None:
         async for job in self._jobs:
-            row = await self.handle(job)
+            if self.unreachable:
+                continue  # keep draining, so model lanes never wait on a dead helper
+            try:
+                row = await self.handle(job)
+            except Unreachable:
+                self.unreachable = True
+                continue
             self.statuses[row.status] += 1
             await self.writer.put(row)
             self._progress.advance(self.label, ok=row.status != "error")

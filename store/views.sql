@@ -321,9 +321,24 @@ WITH points AS (
     UNION ALL SELECT suite, version, model, 'task', task, score, NULL FROM task_scores
     UNION ALL SELECT suite, version, model, 'sub_ability', sub_ability, score, NULL FROM sub_ability_scores
     UNION ALL SELECT suite, version, model, 'ability', ability, score, NULL FROM ability_scores
-    UNION ALL SELECT suite, version, model, 'overall', 'overall', total, NULL FROM leaderboard
+    -- the would-be score: its interval is the score's own uncertainty; the veto's is p_veto
+    UNION ALL SELECT suite, version, model, 'overall', 'overall', raw_total, NULL FROM leaderboard
 )
 SELECT p.suite, p.version, p.model, p.level, p.node, p.score, b.ci_low, b.ci_high, p.source
 FROM points p
 LEFT JOIN interval_bounds b ON b.suite = p.suite AND b.version = p.version AND b.model = p.model
      AND b.level = p.level AND b.node = p.node AND {{fresh_bounds}};
+
+-- The suite's plan, one row per (ability, sub-ability, task, dataset) with names and weights, in suite
+-- order (`ORDER BY position`): what the drill-downs of `report` and the HTML report walk.
+CREATE OR REPLACE VIEW suite_plan AS
+SELECT a.suite, a.version, a.ability, a.name AS a_name, a.weight AS a_w, s.sub_ability, s.name AS s_name,
+       s.weight AS s_w, t.task, t.name AS t_name, t.level, t.weight AS t_w, td.dataset, d.name AS d_name,
+       td.weight AS d_w,
+       row_number() OVER (PARTITION BY a.suite, a.version
+                          ORDER BY a.position, s.position, t.position, td.position) AS position
+FROM suite_abilities a
+JOIN suite_sub_abilities s USING (suite, version, ability)
+JOIN suite_tasks t USING (suite, version, sub_ability)
+JOIN suite_task_datasets td USING (suite, version, task)
+JOIN suite_datasets d USING (suite, version, dataset);

@@ -39,8 +39,10 @@ INFORMATIONAL_KEYS = {
 
 
 def _view_kinds() -> set[str]:
-    """The aggregate kinds store/views.sql's metric_values view knows (anything else gives NULL)."""
-    sql = (ROOT / "store" / "views.sql").read_text(encoding="utf-8")
+    """The aggregate kinds the metric_values view knows, as created (anything else would give NULL)."""
+    from store.views import views_sql
+
+    sql = views_sql()
     view = sql[sql.index("VIEW metric_values"):]
     view = view[: view.index("CREATE", 1)] if "CREATE" in view[1:] else view
     return set(re.findall(r"WHEN '(\w+)' THEN", view))

@@ -87,7 +87,7 @@ def test_intervals_view_scores_are_the_views(con, tmp_path):
         view, key, col = {"dataset": ("dataset_scores", "dataset", "score"), "task": ("task_scores", "task", "score"),
                           "sub_ability": ("sub_ability_scores", "sub_ability", "score"),
                           "ability": ("ability_scores", "ability", "score"),
-                          "overall": ("leaderboard", "'overall'", "total")}[level]
+                          "overall": ("leaderboard", "'overall'", "raw_total")}[level]
         assert score == one(con, f"SELECT {col} FROM {view} WHERE model = ? AND {key} = ?", model, node)
         assert lo <= score <= hi
 
