@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from benchmark.metric_kinds import KINDS, Sums, macro_of
-from store.db import transaction
+from store.transaction import transaction
 from store.views import hierarchy_sql, render_views
 
 ALGORITHM = "bootstrap-2"  # part of the fingerprint: a change of method recomputes stored bounds

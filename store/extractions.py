@@ -11,7 +11,7 @@ import msgspec
 import orjson
 import pyarrow as pa
 
-from store.db import transaction
+from store.transaction import transaction
 from store.upsert import arrow_batch, upsert_sql
 
 _SQL = Path(__file__).with_name("extractions.sql")

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import duckdb
 import pyarrow as pa
 
-from store.db import transaction
+from store.transaction import transaction
 
 _SCHEMA = pa.schema([
     ("model", pa.string()), ("dataset", pa.string()), ("item_id", pa.string()), ("sample", pa.int32()),

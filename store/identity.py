@@ -14,7 +14,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from store.db import transaction
+from store.transaction import transaction
 
 
 def record(con: duckdb.DuckDBPyConnection, details: dict[str, dict[str, Any]]) -> None:

@@ -13,7 +13,7 @@ import orjson
 import pyarrow as pa
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from store.db import transaction
+from store.transaction import transaction
 
 
 class ResultRow(msgspec.Struct, array_like=True):

@@ -65,7 +65,7 @@ def test_report_shows_the_share_and_warns(db, tmp_path, capsys):
     path = str(tmp_path / "results.duckdb")
     assert report_main([path]) == 0
     out = capsys.readouterr().out
-    assert "Unread" in out and "36.7% (40%)" in out  # m1: mean of 40 % and 33.3 %, worst 40 %
+    assert "Unparsed" in out and "37.5%" in out  # m1: 3 of its 8 answered items unread (2/5 and 1/3)
     assert "warning: m1 on d1: 40.0% of answers unread (2/5, over 5%); its score moves +26.7 points" in out
     assert "warning: m3 on d1: its score moves +1.7 points when unread answers are left out" in out
     assert "m2 on" not in out
