@@ -6,6 +6,7 @@ import sys
 from itertools import groupby
 from pathlib import Path
 
+from engine import unparsed_notes
 from engine.report_table import Column, output_width, render, text_table
 from store.db import connect
 
@@ -19,9 +20,11 @@ def print_summary(db: Path, suite: str | None) -> None:
         try:
             name, _, version = suite.partition("@")
             sheet = leaderboard(con, (name, version))
+            warnings = unparsed_notes.warnings(con, (name, version))
         finally:
             con.close()
         sys.stderr.write(render(sheet, "text", output_width(sys.stderr)))
+        sys.stderr.write("".join(w + "\n" for w in warnings))
 
 
 def print_dataset_scores(db: Path) -> None:
