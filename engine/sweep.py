@@ -18,10 +18,10 @@ from engine import runloop
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
 from engine.endpoints import build_breakers, unreachable_models
 from engine.errors import UserError
+from engine.extractor_lane import ExtractorLane, ExtractorPlan, plan_extraction
 from engine.generation import ProviderSet, prompt_budgets, request_stamp
 from engine.identity import check_identities, public_url
 from engine.interrupt import Interrupt
-from engine.extractor_lane import ExtractorLane, ExtractorPlan, plan_extraction
 from engine.judge import JudgeLane, JudgePlan, plan_judging
 from engine.local_server import serve_local_models
 from engine.plan import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
@@ -145,7 +145,7 @@ def sweep(opts: SweepOptions) -> SweepResult:
     cfg = msgspec.structs.replace(plan.cfg, models=runnable)
     con = connect(opts.db)
     try:
-        resume.close_stale_runs(con)  # we hold the write lock: a `running` row is a killed sweep's
+        runs.close_stale_runs(con)  # we hold the write lock: a `running` row is a killed sweep's
         load_suite_tables(con, plan.suite)
         with serve_local_models(cfg, quiet=opts.quiet) as cfg:
             result = _sweep_with_store(opts, cfg, plan.suite.name, plan.suite.version, plan.planned, con)

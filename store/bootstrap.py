@@ -58,7 +58,8 @@ def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = 1000,
 
     The `intervals` view and the leaderboard's ci_low / ci_high / rank_low /
     rank_high / p_veto read what this stores. On a read-only connection the
-    bounds go to temporary copies of the tables, seen by this connection only.
+    bounds go to the temporary copies store.views.private_interval_tables made
+    (report opens files that way), seen by this connection only.
     """
     if replicates < 1:
         raise ValueError("replicates must be at least 1")
@@ -68,8 +69,6 @@ def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = 1000,
     if stored is not None and stored[0] == fp and stored[1] and not force:
         return IntervalRun(False, time.perf_counter() - t0, replicates)
     signature = con.execute("SELECT interval_signature()").fetchone()
-    if _read_only(con):
-        _private_tables(con)
     phases = {"fingerprint": time.perf_counter() - t0, **build_replicates(con, replicates=replicates, seed=seed)}
     t1 = time.perf_counter()
     with transaction(con):
@@ -82,19 +81,6 @@ def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = 1000,
     drop_replicates(con)
     phases["bounds"] = time.perf_counter() - t1
     return IntervalRun(True, seconds, replicates, phases)
-
-
-def _read_only(con: duckdb.DuckDBPyConnection) -> bool:
-    row = con.execute("SELECT readonly FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
-    return bool(row and row[0])
-
-
-def _private_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Temporary copies of the interval tables: they shadow the file's, which cannot be written."""
-    temp = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
-    for table in ("interval_bounds", "interval_state"):
-        if table not in temp:
-            con.execute(f"CREATE TEMP TABLE {table} AS SELECT * FROM main.{table}")
 
 
 def fingerprint(con: duckdb.DuckDBPyConnection, replicates: int, seed: int) -> str:

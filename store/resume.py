@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import duckdb
 import pyarrow as pa
 
@@ -76,14 +75,3 @@ def delete_rows(con: duckdb.DuckDBPyConnection, models: list[str], datasets: lis
     ).fetchone()[0]
     del sel, dsel
     return int(n)
-
-
-def close_stale_runs(con: duckdb.DuckDBPyConnection) -> int:
-    """Runs left `running` by a killed process become `interrupted`.
-
-    Called by a sweep that holds the database's write lock: no other process
-    can be running on it, so every `running` row is stale.
-    """
-    n = con.execute("UPDATE runs SET outcome = 'interrupted' WHERE outcome = 'running'").fetchone()
-    return int(n[0]) if n else 0
-

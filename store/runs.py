@@ -31,6 +31,16 @@ def end_run(con: duckdb.DuckDBPyConnection, run_id: str, outcome: str) -> None:
     con.execute("UPDATE runs SET finished_at = ?, outcome = ? WHERE run_id = ?", [_now(), outcome, run_id])
 
 
+def close_stale_runs(con: duckdb.DuckDBPyConnection) -> int:
+    """Runs left `running` by a killed process become `interrupted`.
+
+    Called by a sweep that holds the database's write lock: no other process
+    can be running on it, so every `running` row is stale.
+    """
+    n = con.execute("UPDATE runs SET outcome = 'interrupted' WHERE outcome = 'running'").fetchone()
+    return int(n[0]) if n else 0
+
+
 def record_model(con: duckdb.DuckDBPyConnection, name: str, *, provider: str, base_url: str | None,
                  model_id: str, metadata: dict[str, Any], generation: dict[str, Any], updated_at: datetime) -> None:
     """The model's identity and generation settings (replacing an earlier row of the same name)."""

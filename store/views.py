@@ -71,7 +71,7 @@ def shadow_views(con: duckdb.DuckDBPyConnection) -> bool:
     """
     made: list[str] = []
     try:
-        _temp_interval_tables(con)
+        private_interval_tables(con)
         for name in _VIEW_FILES:
             text = (_HERE / name).read_text(encoding="utf-8")
             for stmt in con.extract_statements(render_views(views_sql()) if name == "views.sql" else text):
@@ -87,16 +87,21 @@ def shadow_views(con: duckdb.DuckDBPyConnection) -> bool:
     return True
 
 
-def _temp_interval_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """The interval tables and signature macro of this version, for a read-only file made before them.
+def private_interval_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """On a read-only connection: the interval tables as this connection's TEMP copies, and this version's
+    signature macro.
 
-    Stored tables are kept when present (their bounds are the file's); the macro is always this version's.
+    The copies shadow the file's tables (which a read-only file cannot change), so the views show the
+    stored bounds and compute_intervals can replace them for this connection only. A file made before
+    the tables gets empty ones.
     """
-    have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall()}
+    have = {(r[0], r[1]) for r in con.execute("SELECT table_name, temporary FROM duckdb_tables()").fetchall()}
     for stmt in con.extract_statements((_HERE / "interval_tables.sql").read_text(encoding="utf-8")):
         q = re.sub(r"^(\s*--[^\n]*\n)*", "", stmt.query).strip()
         table = re.match(r"CREATE TABLE IF NOT EXISTS (\w+)", q, re.I)
-        if table and table.group(1) not in have:
-            con.execute("CREATE TEMP TABLE" + q[len("CREATE TABLE"):])
+        if table and (table.group(1), True) not in have:
+            name = table.group(1)
+            con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM main.{name}" if (name, False) in have
+                        else "CREATE TEMP TABLE" + q[len("CREATE TABLE"):])
         elif re.match(r"CREATE OR REPLACE MACRO", q, re.I):
             con.execute("CREATE OR REPLACE TEMP MACRO" + q[len("CREATE OR REPLACE MACRO"):])
