@@ -226,7 +226,8 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
         if not result.interrupted:
             compute_intervals(con)
     except duckdb.Error as e:
-        log(f"warning: confidence intervals not computed ({str(e).splitlines()[0]}); `report` computes them when it is run")
+        log(f"warning: confidence intervals not computed ({str(e).splitlines()[0]}); "
+            "`report` computes them when it is run")
     with contextlib.suppress(duckdb.Error, OSError):  # the final state, for readers of the snapshot
         snaps.final(con, snaps.rows)
     result.errors = sum(c.errors for c in progress.counters.values())
