@@ -7,6 +7,7 @@ import signal
 import anyio
 
 from engine.progress import log
+from engine.signals import signalled
 
 
 class Interrupt:
@@ -21,9 +22,15 @@ class Interrupt:
         self.happened = False
 
     async def watch(self) -> None:
+        if signalled():  # a start-up signal that some library swallowed: stop before asking anything
+            self._stop()
+            return
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for _ in signals:
-                self.happened = True
-                log("interrupted: saving what is done (run the same command to resume)")
-                self.scope.cancel()
+                self._stop()
                 return
+
+    def _stop(self) -> None:
+        self.happened = True
+        log("interrupted: saving what is done (run the same command to resume)")
+        self.scope.cancel()
