@@ -22,7 +22,7 @@ import time
 import aiohttp
 import orjson
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 
 PROMPT = "Which is right?\nA. one\nB. two\nC. three\nD. four\nAnswer with the letter."
 

@@ -64,7 +64,7 @@ def main() -> None:
     p.add_argument("--benchmarks-dir", help="folder of suite folders (default: the CLI's)")
     args = p.parse_args()
 
-    from bench.sim_server import SimServerProcess
+    from simulator.server import SimServerProcess
 
     with tempfile.TemporaryDirectory() as tmp, SimServerProcess(mode="echo", latency_ms=args.latency_ms) as sim:
         models, db = Path(tmp) / "models.toml", Path(tmp) / "results.duckdb"

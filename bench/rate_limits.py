@@ -134,7 +134,7 @@ def main() -> None:
     if args.child:
         return child(args)
 
-    from bench.sim_server import SimServerProcess
+    from simulator.server import SimServerProcess
 
     rows, accounts = plan(args.items, args.seconds, args.window)
     profiles = {r["name"]: {"latency_ms": r["latency_ms"], "jitter_ms": r["latency_ms"] * 0.2,

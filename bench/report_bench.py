@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 import duckdb
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 
 # Per model: the hashed letter, one fixed letter (scores differ by each dataset's answer
 # distribution), or the prompt echoed back (mostly unparsed).

@@ -58,7 +58,7 @@ def run_child(models: Path, db: Path, items: int) -> dict:
 
 
 def scenario(name: str, *, models: int, items: int, concurrency: int, latency_ms: float, tmp: Path) -> dict:
-    from bench.sim_server import SimServerProcess
+    from simulator.server import SimServerProcess
 
     with SimServerProcess(latency_ms=latency_ms, jitter_ms=latency_ms * 0.1, mode="letter") as sim:
         mfile = tmp / f"{name}.toml"
@@ -100,7 +100,7 @@ def seed_completed(db: Path, models_file: Path, n_models: int, items: int) -> No
 
 
 def resume_scenario(tmp: Path, n_models: int = 10, items: int = 50_000) -> dict:
-    from bench.sim_server import SimServerProcess
+    from simulator.server import SimServerProcess
 
     with SimServerProcess(latency_ms=0) as sim:
         mfile = tmp / "resume.toml"

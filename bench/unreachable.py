@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 from tests.conftest import DATA_DIR
 from tests.integration.helpers import query, run_cli
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 from tests.integration.helpers import ROOT, query, run_cli
 
 MODEL = '[[models]]\nname = "m1"\nprovider = "openai"\nbase_url = "{url}"\nmodel = "m1"\napi_key_env = "SIM_KEY"\n{extra}'

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 from tests.integration.helpers import ROOT, query, run_cli
 
 SHARED = Path(os.environ.get("ENGINE_SHARED_DIR", ROOT.parent / "shared"))

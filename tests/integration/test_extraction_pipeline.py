@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 from tests.integration.helpers import query, run_cli
 
 UNREADABLE = "Hmm, I would go with the second alternative here."

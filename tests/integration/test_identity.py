@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 from benchmark import registry
 from engine.plan import run_stamp
 from tests.integration.helpers import query, run_cli

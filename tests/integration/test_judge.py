@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.sim_judge import REFUSAL, SUMMARY_VERDICT
-from bench.sim_server import SimServerProcess
+from simulator.judge import REFUSAL, SUMMARY_VERDICT
+from simulator.server import SimServerProcess
 from tests.integration.helpers import ROOT, query, run_cli
 
 FIXTURES = ROOT / "tests" / "benchmark" / "fixtures"

@@ -3,7 +3,7 @@ header) gets none of it into the database or the output, on every wire format.""
 
 import duckdb
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 from providers.redact import MIN_RUN
 from tests.integration.helpers import query, run_cli
 from tests.integration.test_providers_sweep import env_with, model

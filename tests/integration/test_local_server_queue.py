@@ -2,7 +2,7 @@
 in the server's queue and sent again: the sweep sends one at a time, each with a timeout that
 allows for its prompt, so the server computes every item exactly once."""
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 from tests.integration.helpers import query, run_cli
 
 N = 8

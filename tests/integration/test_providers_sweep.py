@@ -5,7 +5,7 @@ import os
 
 import duckdb
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 from tests.integration.helpers import query, run_cli
 
 KEYS = {"SIM_OPENAI_KEY": "sk-proj-SECRETopenai0123456789abcdef",

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 from tests.integration.helpers import ROOT, query, run_cli
 
 

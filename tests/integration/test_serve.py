@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 from tests.conftest import DATA_DIR
 from tests.integration.helpers import ROOT, query
 from tests.integration.report_db import (

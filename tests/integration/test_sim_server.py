@@ -16,8 +16,8 @@ import orjson
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bench.sim_core import config_from_knobs, fingerprint, go_duration
-from bench.sim_server import SimServerProcess, _parser, build_app, knobs_from_args
+from simulator.core import config_from_knobs, fingerprint, go_duration
+from simulator.server import SimServerProcess, _parser, build_app, knobs_from_args
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "Which colour is the sky?\nA. green\nB. blue\nC. red\nD. black"
@@ -320,7 +320,7 @@ def test_go_duration():
 
 
 def test_cli_prints_one_ready_line_and_stops_on_sigterm():
-    proc = subprocess.Popen([sys.executable, "-m", "bench.sim_server", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "simulator.server", "--port", "0",
                              "--profile", "m9:latency_ms=1"], cwd=REPO,
                             stdout=subprocess.PIPE, text=True)
     try:

@@ -6,8 +6,8 @@ import sys
 import time
 
 
-from bench.sim_core import fingerprint
-from bench.sim_server import SimServerProcess
+from simulator.core import fingerprint
+from simulator.server import SimServerProcess
 from benchmark import registry
 from engine.plan import load_dataset
 from tests.integration.helpers import ROOT, models_toml, query, run_cli

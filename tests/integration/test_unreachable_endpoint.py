@@ -5,7 +5,7 @@ answers, the same command asks exactly the dead model's items."""
 import socket
 import time
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 from tests.integration.helpers import query, run_cli
 
 N = 40

@@ -1,8 +1,8 @@
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bench.sim_core import config_from_knobs
-from bench.sim_server import build_app
+from simulator.core import config_from_knobs
+from simulator.server import build_app
 
 
 @pytest.fixture
@@ -11,7 +11,7 @@ async def sim():
     servers: list[TestServer] = []
 
     async def start(**knobs):
-        from bench.sim_openai import STATE
+        from simulator.openai import STATE
 
         app = build_app(config_from_knobs(**knobs))
         server = TestServer(app)

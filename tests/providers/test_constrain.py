@@ -3,7 +3,7 @@
 import orjson
 import pytest
 
-from bench.sim_structured import SchemaError, check_openai_format, obey
+from simulator.structured import SchemaError, check_openai_format, obey
 from benchmark.dataset import AnswerSpace, Message
 from benchmark.extract import Choices, extract_multi, extract_single
 from providers.constrain import answer_schema, gbnf

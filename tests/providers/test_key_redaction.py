@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.sim_echo import ECHO_HEADER, echo
+from simulator.echo import ECHO_HEADER, echo
 from benchmark.dataset import Message
 from providers.errors import ProviderError
 from providers.redact import MASK, MIN_RUN, Redactor

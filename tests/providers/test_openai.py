@@ -3,7 +3,7 @@
 import orjson
 import pytest
 
-from bench.sim_server import SimServerProcess
+from simulator.server import SimServerProcess
 from benchmark.dataset import Message
 from providers.errors import ErrorClass, ProviderError
 from providers.limits import Limits, RateLimit

@@ -26,7 +26,7 @@ import orjson
 # the answer (rendered per wire: OpenAI message.refusal / content_filter,
 # Anthropic stop_reason "refusal", Gemini promptFeedback / finishReason SAFETY).
 FAULT_KINDS = ("429", "500", "503", "malformed", "drop", "quota", "overloaded", "refusal", "blocked")
-ANSWER_MODES = ("letter", "echo", "gold", "fixed", "judge")  # judge[:malformed[:refuse]]: bench/sim_judge.py
+ANSWER_MODES = ("letter", "echo", "gold", "fixed", "judge")  # judge[:malformed[:refuse]]: simulator/judge.py
 MODEL_SUFFIX = "-sim-2024"
 # Knobs a model profile may override; everything else is server-wide.
 PROFILE_KEYS = ("latency_ms", "jitter_ms", "rpm", "faults", "mode", "fail_first", "account")
@@ -57,8 +57,8 @@ class SimConfig:
     seed: int = 0
     strict_models: bool = False
     rpm_window_s: float = 60.0
-    echo_key: bool = False  # a careless gateway: the caller's key comes back in every answer (bench/sim_echo.py)
-    # A llama.cpp server (bench/sim_llama.py): requests evaluated at once, and the context window.
+    echo_key: bool = False  # a careless gateway: the caller's key comes back in every answer (simulator/echo.py)
+    # A llama.cpp server (simulator/llama.py): requests evaluated at once, and the context window.
     slots: int | None = None
     n_ctx: int | None = None
 
@@ -201,7 +201,7 @@ def make_answer(mode: str, last_user: str, texts: list[str]) -> str:
     if mode == "echo":
         return last_user
     if mode.startswith("judge"):
-        from bench.sim_judge import judge_reply
+        from simulator.judge import judge_reply
 
         return judge_reply(mode, last_user)
     if mode == "gold":

@@ -13,9 +13,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from bench.sim_core import MODEL_SUFFIX, Decision, SimState, fingerprint, reply
-from bench.sim_faults import transport_fault
-from bench.sim_structured import SchemaError, check_openai_format, obey
+from simulator.core import MODEL_SUFFIX, Decision, SimState, fingerprint, reply
+from simulator.faults import transport_fault
+from simulator.structured import SchemaError, check_openai_format, obey
 
 STATE = web.AppKey("sim_state", SimState)
 ROLES = ("system", "user", "assistant", "tool", "developer")

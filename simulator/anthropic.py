@@ -17,9 +17,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from bench.sim_core import MODEL_SUFFIX, Decision, SimState, fingerprint, reply
-from bench.sim_faults import transport_fault
-from bench.sim_openai import STATE
+from simulator.core import MODEL_SUFFIX, Decision, SimState, fingerprint, reply
+from simulator.faults import transport_fault
+from simulator.openai import STATE
 
 VERSIONS = ("2023-06-01", "2023-01-01")
 _FIELDS = {"model", "messages", "max_tokens", "system", "temperature", "top_p", "top_k", "stop_sequences",

@@ -16,8 +16,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from bench.sim_core import SimConfig, count_tokens
-from bench.sim_openai import STATE
+from simulator.core import SimConfig, count_tokens
+from simulator.openai import STATE
 
 SLOTS = web.AppKey("sim_slots", asyncio.Semaphore)
 _CHAT = "/v1/chat/completions"

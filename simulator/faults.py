@@ -6,7 +6,7 @@ import asyncio
 
 from aiohttp import web
 
-from bench.sim_core import SimState
+from simulator.core import SimState
 
 
 def transport_fault(request: web.Request, state: SimState, model: str, kind: str, malformed: bytes,

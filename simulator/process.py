@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from bench.sim_core import config_from_knobs
+from simulator.core import config_from_knobs
 
 _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 
@@ -25,7 +25,7 @@ _REPO_ROOT = str(Path(__file__).resolve().parents[1])
 class SimServerProcess:
     """``with SimServerProcess(latency_ms=50, faults={"500": 0.1}) as sim: sim.base_url``.
 
-    Knobs are those of ``bench.sim_core.config_from_knobs`` (latency_ms,
+    Knobs are those of ``simulator.core.config_from_knobs`` (latency_ms,
     jitter_ms, rpm, faults, mode, fail_first, account (profiles), profiles, models,
     api_key (one key or a list), seed,
     strict_models, rpm_window_s). Works as a sync and an async context manager.
@@ -48,7 +48,7 @@ class SimServerProcess:
         self._stderr = tempfile.TemporaryFile()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_REPO_ROOT, env.get("PYTHONPATH")]))
-        cmd = [sys.executable, "-m", "bench.sim_server", "--host", self.host, "--port", str(self.port),
+        cmd = [sys.executable, "-m", "simulator.server", "--host", self.host, "--port", str(self.port),
                "--watch-stdin", "--config-json", orjson.dumps(self.knobs).decode()]
         # stdin is a pipe we never write: the child exits on its EOF if we die.
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -17,10 +17,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from bench.sim_core import MODEL_SUFFIX, Decision, SimState, fingerprint, reply
-from bench.sim_faults import transport_fault
-from bench.sim_structured import SchemaError, check_gemini_schema, obey
-from bench.sim_openai import STATE
+from simulator.core import MODEL_SUFFIX, Decision, SimState, fingerprint, reply
+from simulator.faults import transport_fault
+from simulator.structured import SchemaError, check_gemini_schema, obey
+from simulator.openai import STATE
 
 _JSON = {"Content-Type": "application/json"}
 _FIELDS = {"contents", "systemInstruction", "system_instruction", "generationConfig", "generation_config",

@@ -1,6 +1,6 @@
 """Simulated LLM provider server: OpenAI, Anthropic and Gemini wire formats, latency, rpm limits, faults.
 
-Run:  python -m bench.sim_server --port 0 [--latency-ms 200 --rpm 600 ...]
+Run:  python -m simulator.server --port 0 [--latency-ms 200 --rpm 600 ...]
 prints one line ``READY http://HOST:PORT/v1`` once listening (the OpenAI base
 URL; Anthropic and Gemini clients take the root, without /v1), serves until
 SIGTERM/SIGINT. In Python: ``build_app(config)`` for in-process use, or
@@ -20,12 +20,12 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from bench import sim_anthropic, sim_gemini, sim_openai
-from bench.sim_core import FAULT_KINDS, SimConfig, SimState, config_from_knobs, parse_profile
-from bench.sim_echo import echo_key_middleware
-from bench.sim_llama import add_llama_server
-from bench.sim_openai import STATE
-from bench.sim_process import SimServerProcess
+from simulator import anthropic as sim_anthropic, gemini as sim_gemini, openai as sim_openai
+from simulator.core import FAULT_KINDS, SimConfig, SimState, config_from_knobs, parse_profile
+from simulator.echo import echo_key_middleware
+from simulator.llama import add_llama_server
+from simulator.openai import STATE
+from simulator.process import SimServerProcess
 
 __all__ = ["SimConfig", "SimServerProcess", "build_app", "config_from_knobs", "main", "serve"]
 
@@ -95,7 +95,7 @@ def _stop_on_stdin_eof(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> 
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.sim_server", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m simulator.server", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 picks a free port")
