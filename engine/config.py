@@ -305,8 +305,8 @@ def _validate_generation(where: str, m: ModelConfig, account: Account | None) ->
             # A request reserves max_tokens of the minute's tokens: it would wait forever.
             raise UserError(f"{where}: max_tokens {m.max_tokens} is above {who} {tpm:g}: no request could "
                             "ever be admitted (lower max_tokens or raise the limit)")
-    key = m.api_key()
-    if key is not None and any(ord(c) < 32 or ord(c) == 127 for c in key):
+    api_key = m.api_key()
+    if api_key is not None and any(ord(c) < 32 or ord(c) == 127 for c in api_key):
         raise UserError(f"{where}: the API key in environment variable {m.api_key_env} contains a control "
                         "character (a pasted newline or carriage return?): set it again without it")
 

@@ -42,8 +42,10 @@ def estimate(opts: SweepOptions) -> list[Estimate]:
     models = plan.cfg.models
     names = [m.name for m in models]
     done: dict[tuple[str, str], set[tuple[str, int]]] = {}
-    if opts.db.exists():
-        con = connect(opts.db, read_only=True)
+    db = opts.db
+    assert db is not None, "plan_sweep fills in the database path"
+    if db.exists():
+        con = connect(db, read_only=True)
         try:
             counts = resume.done_counts(con, names, {p.id: p.ids for p in plan.planned})
             done = {(m, p.id): resume.done_keys(con, m, p.id)

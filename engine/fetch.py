@@ -249,7 +249,8 @@ class Puller:
                     if r.status != 200:
                         raise FetchFailed(f"HTTP {r.status} {r.reason} for {url}")
                     page = orjson.loads(await r.read())
-                    nxt = r.links.get("next", {}).get("url")  # the Hub pages long listings
+                    link = r.links.get("next")  # the Hub pages long listings
+                    nxt = link.get("url") if link is not None else None
                     if not isinstance(page, list):
                         raise FetchFailed(f"{url}: the listing is not a JSON list")
             except aiohttp.ClientConnectorError as e:
@@ -258,12 +259,12 @@ class Puller:
                 raise Unreachable(f"{host}: {type(e).__name__} {e}".strip()) from None
             except orjson.JSONDecodeError:
                 raise FetchFailed(f"{url}: the listing is not JSON") from None
-            for e in page:
-                if e.get("type") != "file":
+            for entry in page:
+                if entry.get("type") != "file":
                     continue
-                lfs = e.get("lfs")  # LFS files: sha256 of the content; others: git blob id
-                files.append({"path": e["path"], "size": e["size"],
-                              "sha256": lfs["oid"] if lfs else "", "git_sha1": "" if lfs else e.get("oid", "")})
+                lfs = entry.get("lfs")  # LFS files: sha256 of the content; others: git blob id
+                files.append({"path": entry["path"], "size": entry["size"],
+                              "sha256": lfs["oid"] if lfs else "", "git_sha1": "" if lfs else entry.get("oid", "")})
             url = rebase(str(nxt), self.base_url) if nxt else None
         return files
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotly.graph_objects as go  # type: ignore[import-untyped]
+import plotly.graph_objects as go
 
 PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d")
 # template "none" plus a few settings of our own: a named template is copied and validated

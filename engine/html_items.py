@@ -16,6 +16,8 @@ from typing import Any
 import duckdb
 import orjson
 
+from store.query import single
+
 # The report inlines items gzipped (base64; the page inflates them with the browser's
 # DecompressionStream) while they stay under this size, so that the whole page, with
 # plotly.js's 4.8 MB, stays under 10 MB.
@@ -66,7 +68,7 @@ def items_payload(con: duckdb.DuckDBPyConnection, *, dataset: str | None = None,
 
 def inline_items(con: duckdb.DuckDBPyConnection, cap_bytes: int = INLINE_CAP_BYTES) -> tuple[bytes | None, str]:
     """The items as base64 of gzipped JSON for the page, or None and the reason when they pass the cap."""
-    n = con.execute("SELECT count(*) FROM results").fetchone()[0]
+    n = single(con.execute("SELECT count(*) FROM results").fetchone())
     if n == 0:
         return None, "no item rows stored yet"
     body = orjson.dumps(items_payload(con, max_chars=INLINE_RESPONSE_CHARS))

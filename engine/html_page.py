@@ -31,7 +31,7 @@ def _assets() -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def _plotly_js() -> str:
-    from plotly.offline import get_plotlyjs  # type: ignore[import-untyped]  # the package ships plotly.min.js
+    from plotly.offline import get_plotlyjs  # the package ships plotly.min.js
 
     return get_plotlyjs()
 

@@ -16,6 +16,7 @@ import duckdb
 import orjson
 
 from engine.html_figures import figures
+from store.query import single
 
 ENGINE_VERSION = "0.1.0"  # engine/sweep.py stamps runs with its own copy; this one labels the report
 # Columns the interval work adds to `leaderboard`; shown when present, absent before it exists.
@@ -36,7 +37,8 @@ def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = ()) -> list[dic
 
 def relation_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     """A table or view of that name (views made by other modules may not exist in older files)."""
-    return con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchone()[0] > 0
+    n = single(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchone())
+    return n > 0
 
 
 def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figures: bool = True) -> dict:

@@ -32,7 +32,7 @@ import time
 import urllib.request
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import IO, TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlparse
 
 import msgspec
@@ -91,7 +91,7 @@ class LocalServer:
         self.python = python
         self.proc: subprocess.Popen[bytes] | None = None
         self.base_url = ""
-        self._log = None
+        self._log: IO[bytes] | None = None
 
     def start(self) -> str:
         if importlib.util.find_spec("llama_cpp") is None:

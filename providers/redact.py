@@ -83,7 +83,8 @@ class Redactor:
         if not spans:
             return value
         spans.sort()
-        out, last = [], 0
+        out: list[str] = []
+        last = 0
         for start, end in spans:
             if out and start <= last:  # overlaps or touches the span just masked: extend it
                 last = max(last, end)

@@ -139,11 +139,12 @@ def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: i
     values = _replicate_values(con, replicates, seed)
     rows, scores = _dataset_replicates(con, values, models)
     n = replicates + 1
-    table = {"replicate": pa.array(np.tile(np.arange(-1, replicates, dtype=np.int32), len(rows)))}
+    table: dict[str, pa.Array] = {
+        "replicate": pa.array(np.tile(np.arange(-1, replicates, dtype=np.int32), len(rows)), pa.int32())}
     for j, col in enumerate(("suite", "version", "model", "dataset")):
         names = sorted({r[j] for r in rows})
         code = {x: i for i, x in enumerate(names)}
-        idx = pa.array(np.repeat(np.array([code[r[j]] for r in rows], dtype=np.int32), n))
+        idx = pa.array(np.repeat(np.array([code[r[j]] for r in rows], dtype=np.int32), n), pa.int32())
         # models by number through the hierarchy (a quarter less work than by name); boot_models names them
         table[col] = idx if col == "model" else pa.DictionaryArray.from_arrays(idx, pa.array(names, pa.string()))
         if col == "model":

@@ -12,6 +12,7 @@ import duckdb
 import msgspec
 import pyarrow as pa
 
+from store.query import single
 from store.transaction import transaction
 
 _SQL = Path(__file__).with_name("compactbench.sql")
@@ -75,19 +76,21 @@ class StepRow(msgspec.Struct, array_like=True):
 
 
 _S, _I, _F, _B = pa.string(), pa.int32(), pa.float64(), pa.bool_()
-_ITEM_SCHEMA = pa.schema([
+_ITEM_FIELDS: list[tuple[str, pa.DataType]] = [  # annotated: the checker cannot infer a list of mixed types
     ("mode", _S), ("model", _S), ("compactor", _S), ("case_id", _S), ("cycle", _I), ("item_key", _S),
     ("status", _S), ("error_class", _S), ("error", _S), ("attempts", _I), ("item_type", _S), ("check_type", _S),
     ("response", _S), ("score", _F), ("weight", _F), ("violates", _B), ("counted", _B), ("latency_ms", _F),
     ("input_tokens", _I), ("output_tokens", _I), ("model_version", _S), ("stamp", _S), ("scorer_version", _S),
     ("started_at", _TS), ("finished_at", _TS),
-])
-_STEP_SCHEMA = pa.schema([
+]
+_ITEM_SCHEMA = pa.schema(_ITEM_FIELDS)
+_STEP_FIELDS: list[tuple[str, pa.DataType]] = [  # annotated: the checker cannot infer a list of mixed types
     ("mode", _S), ("model", _S), ("compactor", _S), ("case_id", _S), ("cycle", _I), ("step", _S),
     ("status", _S), ("error_class", _S), ("error", _S), ("attempts", _I), ("output", _S),
     ("source_tokens", _I), ("artifact_tokens", _I), ("calls", _I), ("latency_ms", _F), ("input_tokens", _I),
     ("output_tokens", _I), ("model_version", _S), ("stamp", _S), ("started_at", _TS), ("finished_at", _TS),
-])
+]
+_STEP_SCHEMA = pa.schema(_STEP_FIELDS)
 
 
 def _upsert(table: str, schema: pa.Schema, n_key: int) -> str:
@@ -197,9 +200,9 @@ def delete_units(con: duckdb.DuckDBPyConnection, mode: str, pairs: list[tuple[st
     cases = pa.table({"case_id": case_ids})  # noqa: F841
     n = 0
     for table in ("compact_items", "compact_steps"):
-        n += con.execute(f"DELETE FROM {table} t WHERE mode = ? AND EXISTS (SELECT 1 FROM sel s WHERE "
-                         "s.model = t.model AND s.compactor = t.compactor) AND t.case_id IN "
-                         "(SELECT case_id FROM cases)", [mode]).fetchone()[0]
+        n += single(con.execute(f"DELETE FROM {table} t WHERE mode = ? AND EXISTS (SELECT 1 FROM sel s WHERE "
+                                "s.model = t.model AND s.compactor = t.compactor) AND t.case_id IN "
+                                "(SELECT case_id FROM cases)", [mode]).fetchone())
     return int(n)
 
 

@@ -11,6 +11,7 @@ import msgspec
 import orjson
 import pyarrow as pa
 
+from store.query import single
 from store.transaction import transaction
 from store.upsert import arrow_batch, upsert_sql
 
@@ -50,7 +51,7 @@ class ExtractionRow(msgspec.Struct, array_like=True):
 
 
 _TS = pa.timestamp("us", tz="UTC")
-_SCHEMA = pa.schema([
+_FIELDS: list[tuple[str, pa.DataType]] = [  # annotated: the checker cannot infer a list of mixed types
     ("model", pa.string()), ("dataset", pa.string()), ("item_id", pa.string()), ("sample", pa.int32()),
     ("extractor", pa.string()), ("prompt_version", pa.string()), ("answer_md5", pa.string()),
     ("status", pa.string()), ("codes", pa.string()), ("prediction", pa.string()), ("score", pa.float64()),
@@ -58,7 +59,8 @@ _SCHEMA = pa.schema([
     ("error", pa.string()), ("attempts", pa.int32()), ("latency_ms", pa.float64()), ("input_tokens", pa.int32()),
     ("output_tokens", pa.int32()), ("cost_usd", pa.float64()), ("extractor_version", pa.string()),
     ("run_id", pa.string()), ("started_at", _TS), ("finished_at", _TS),
-])
+]
+_SCHEMA = pa.schema(_FIELDS)
 _JSON = frozenset({"codes", "prediction", "measures"})
 _COLUMNS = [f.name for f in _SCHEMA]
 _UPSERT = upsert_sql("extractions", _COLUMNS, 5)
@@ -88,7 +90,7 @@ def insert_extractions(con: duckdb.DuckDBPyConnection, rows: list[ExtractionRow]
 
 def apply_readings(con: duckdb.DuckDBPyConnection) -> int:
     """Apply every stored reading to the unread answers it read; returns the rows updated."""
-    return int(con.execute(_APPLY.format(source="extractions")).fetchone()[0])
+    return int(single(con.execute(_APPLY.format(source="extractions")).fetchone()))
 
 
 def record_extractor(con: duckdb.DuckDBPyConnection, name: str, provider: str, base_url: str, model_id: str,
@@ -128,7 +130,7 @@ def pending_count(con: duckdb.DuckDBPyConnection, extractor: str, prompt_version
                   models: list[str], plan: dict[str, list[str]], cut: list[str]) -> int:
     wanted, plan_t = _tables(models, plan)  # noqa: F841 - read by name in the SQL
     params = {"run": run_id, "ex": extractor, "pv": prompt_version, "cut": cut}
-    return int(con.execute(f"SELECT count(*) FROM ({_PENDING})", params).fetchone()[0])
+    return int(single(con.execute(f"SELECT count(*) FROM ({_PENDING})", params).fetchone()))
 
 
 def pending_page(con: duckdb.DuckDBPyConnection, extractor: str, prompt_version: str, run_id: str,
@@ -153,5 +155,5 @@ def stored_readings(con: duckdb.DuckDBPyConnection, dataset: str) -> dict[tuple[
 
 
 def delete_extractions(con: duckdb.DuckDBPyConnection, models: list[str], datasets: list[str]) -> int:
-    return int(con.execute("DELETE FROM extractions WHERE model IN (SELECT unnest(?::VARCHAR[])) "
-                           "AND dataset IN (SELECT unnest(?::VARCHAR[]))", [models, datasets]).fetchone()[0])
+    return int(single(con.execute("DELETE FROM extractions WHERE model IN (SELECT unnest(?::VARCHAR[])) "
+                                  "AND dataset IN (SELECT unnest(?::VARCHAR[]))", [models, datasets]).fetchone()))

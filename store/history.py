@@ -9,11 +9,12 @@ import pyarrow as pa
 
 from store.transaction import transaction
 
-_SCHEMA = pa.schema([
+_FIELDS: list[tuple[str, pa.DataType]] = [  # annotated: the checker cannot infer a list of mixed types
     ("model", pa.string()), ("dataset", pa.string()), ("item_id", pa.string()), ("sample", pa.int32()),
     ("prediction", pa.string()), ("score", pa.float64()), ("measures", pa.string()),
     ("scorer_version", pa.string()), ("extracted_by", pa.string()),
-])
+]
+_SCHEMA = pa.schema(_FIELDS)
 _KEY = "r.model = u.model AND r.dataset = u.dataset AND r.item_id = u.item_id AND r.sample = u.sample"
 
 

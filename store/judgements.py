@@ -13,6 +13,7 @@ import msgspec
 import orjson
 import pyarrow as pa
 
+from store.query import single
 from store.transaction import transaction
 from store.upsert import arrow_batch, upsert_sql
 
@@ -47,14 +48,15 @@ class JudgementRow(msgspec.Struct, array_like=True):
 
 
 _TS = pa.timestamp("us", tz="UTC")
-_SCHEMA = pa.schema([
+_FIELDS: list[tuple[str, pa.DataType]] = [  # annotated: the checker cannot infer a list of mixed types
     ("model", pa.string()), ("dataset", pa.string()), ("item_id", pa.string()), ("sample", pa.int32()),
     ("judge", pa.string()), ("rubric", pa.string()), ("answer_md5", pa.string()), ("status", pa.string()),
     ("reason", pa.string()), ("error_class", pa.string()), ("verdict", pa.string()), ("score", pa.float64()),
     ("raw", pa.string()), ("prompt_truncated", pa.bool_()), ("attempts", pa.int32()), ("latency_ms", pa.float64()),
     ("input_tokens", pa.int32()), ("output_tokens", pa.int32()), ("judge_version", pa.string()),
     ("run_id", pa.string()), ("started_at", _TS), ("finished_at", _TS),
-])
+]
+_SCHEMA = pa.schema(_FIELDS)
 _COLUMNS = [f.name for f in _SCHEMA]
 # A new verdict replaces the earlier row (an error, or a verdict on an older answer); attempts add up.
 _UPSERT = upsert_sql("judgements", _COLUMNS, 5)
@@ -125,7 +127,7 @@ def pending_count(con: duckdb.DuckDBPyConnection, judge: str, run_id: str, model
                   rubrics: dict[str, str], plan: dict[str, list[str]]) -> int:
     wanted = _wanted(models, rubrics)  # noqa: F841 - read by name in the SQL
     plan_t = _plan(plan)  # noqa: F841 - read by name in the SQL
-    return con.execute(f"SELECT count(*) FROM ({_PENDING})", {"run": run_id, "judge": judge}).fetchone()[0]
+    return single(con.execute(f"SELECT count(*) FROM ({_PENDING})", {"run": run_id, "judge": judge}).fetchone())
 
 
 def pending_page(con: duckdb.DuckDBPyConnection, judge: str, run_id: str, models: list[str],
@@ -155,8 +157,8 @@ def pending(con: duckdb.DuckDBPyConnection, judge: str, run_id: str, models: lis
 def other_rubrics(con: duckdb.DuckDBPyConnection, judge: str, rubrics: dict[str, str]) -> int:
     """Judgements by this judge on these datasets made with another rubric version."""
     cur = pa.table({"dataset": list(rubrics), "rubric": list(rubrics.values())})  # noqa: F841 - read by name in the SQL
-    return int(con.execute("SELECT count(*) FROM judgements j JOIN cur c ON c.dataset = j.dataset "
-                           "WHERE j.judge = ? AND j.rubric <> c.rubric", [judge]).fetchone()[0])
+    return int(single(con.execute("SELECT count(*) FROM judgements j JOIN cur c ON c.dataset = j.dataset "
+                                  "WHERE j.judge = ? AND j.rubric <> c.rubric", [judge]).fetchone()))
 
 
 def _plan(plan: dict[str, list[str]]) -> pa.Table:
@@ -167,5 +169,5 @@ def _plan(plan: dict[str, list[str]]) -> pa.Table:
 def delete_judgements(con: duckdb.DuckDBPyConnection, models: list[str], datasets: list[str]) -> int:
     sel = pa.table({"model": models})  # noqa: F841 - read by name in the SQL
     dsel = pa.table({"dataset": datasets})  # noqa: F841 - read by name in the SQL
-    return int(con.execute("DELETE FROM judgements WHERE model IN (SELECT model FROM sel) "
-                           "AND dataset IN (SELECT dataset FROM dsel)").fetchone()[0])
+    return int(single(con.execute("DELETE FROM judgements WHERE model IN (SELECT model FROM sel) "
+                                  "AND dataset IN (SELECT dataset FROM dsel)").fetchone()))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
+from store.query import single
+
 
 def done_counts(con: duckdb.DuckDBPyConnection, models: list[str],
                 items: dict[str, list[str]]) -> dict[tuple[str, str], int]:
@@ -70,8 +72,8 @@ def stamp_conflicts(con: duckdb.DuckDBPyConnection,
 def delete_rows(con: duckdb.DuckDBPyConnection, models: list[str], datasets: list[str]) -> int:
     sel = pa.table({"model": models})
     dsel = pa.table({"dataset": datasets})
-    n = con.execute(
+    n = single(con.execute(
         "DELETE FROM results WHERE model IN (SELECT model FROM sel) AND dataset IN (SELECT dataset FROM dsel)"
-    ).fetchone()[0]
+    ).fetchone())
     del sel, dsel
     return int(n)

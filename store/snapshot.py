@@ -22,6 +22,8 @@ from pathlib import Path
 import anyio
 import duckdb
 
+from store.query import single
+
 SUFFIX = ".snapshot"
 
 
@@ -41,7 +43,7 @@ def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path) -> float:
     tmp = final.with_name(final.name + ".tmp")
     for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):  # a killed sweep's
         leftover.unlink(missing_ok=True)
-    source = con.execute("SELECT current_database()").fetchone()[0]
+    source = single(con.execute("SELECT current_database()").fetchone())
     try:
         con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
         try:
@@ -138,6 +140,6 @@ def open_for_reading(db: str | Path) -> tuple[duckdb.DuckDBPyConnection, str | N
                              "try again in a few seconds)") from None
     con = connect(snapshot_path(db), read_only=True)
     shadow_views(con)
-    (rows,) = con.execute("SELECT count(*) FROM results").fetchone()
+    rows = single(con.execute("SELECT count(*) FROM results").fetchone())
     return con, (f"note: {db} is being written by a running sweep; showing its snapshot from {age:.0f} s ago "
                  f"({rows} result rows)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Callable
 
@@ -51,7 +52,7 @@ class ResultRow(msgspec.Struct, array_like=True):
 
 
 _TS = pa.timestamp("us", tz="UTC")
-_SCHEMA = pa.schema([
+_FIELDS: list[tuple[str, pa.DataType]] = [  # annotated: the checker cannot infer a list of mixed types
     ("model", pa.string()), ("dataset", pa.string()), ("item_id", pa.string()), ("sample", pa.int32()),
     ("status", pa.string()), ("error_class", pa.string()), ("error", pa.string()), ("attempts", pa.int32()),
     ("response", pa.string()), ("prediction", pa.string()), ("gold", pa.string()), ("score", pa.float64()),
@@ -61,7 +62,8 @@ _SCHEMA = pa.schema([
     ("finish_reason", pa.string()), ("blocked", pa.string()), ("cost_usd", pa.float64()), ("run_id", pa.string()),
     ("identity", pa.string()),
     ("extracted_by", pa.string()),
-])
+]
+_SCHEMA = pa.schema(_FIELDS)
 _JSON_COLUMNS = {"prediction", "gold", "measures"}
 _COLUMNS = [f.name for f in _SCHEMA]
 
@@ -82,6 +84,7 @@ def _json(v: Any) -> str | None:
 def to_arrow(rows: list[ResultRow]) -> pa.Table:
     cols = list(zip(*(msgspec.structs.astuple(r) for r in rows)))
     arrays = []
+    values: Sequence[Any]  # a column of the rows, or the column as stored
     for name, field, values in zip(_COLUMNS, _SCHEMA, cols):
         if name in _JSON_COLUMNS:
             values = [_json(v) for v in values]

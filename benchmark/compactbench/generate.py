@@ -14,7 +14,7 @@ import re
 from benchmark.compactbench import lexicons
 from benchmark.compactbench.cases import EvaluationItem, GeneratedCase, GroundTruth, Transcript, Turn
 from benchmark.compactbench.generators import GENERATORS
-from benchmark.compactbench.templates import Template, TemplateError, references
+from benchmark.compactbench.templates import Template, TemplateError, is_difficulty, references
 
 
 def _sha_seed(payload: str) -> int:
@@ -64,9 +64,12 @@ def resolve_variables(template: Template, seed: int, *, distinct: bool = False) 
 
 def difficulty_bindings(template: Template, difficulty: str) -> dict[str, str]:
     policy = template.difficulty_policy
+    depth, timing = 0, ""
+    if is_difficulty(difficulty):  # the policies are keyed by known difficulties only
+        depth, timing = policy.paraphrase_depth.get(difficulty, 0), policy.override_timing.get(difficulty, "")
     out = {
-        "difficulty.paraphrase_depth": str(policy.paraphrase_depth.get(difficulty, 0)),  # no-op in 0.1.0
-        "difficulty.override_timing": policy.override_timing.get(difficulty, ""),  # no-op in 0.1.0
+        "difficulty.paraphrase_depth": str(depth),  # no-op in 0.1.0
+        "difficulty.override_timing": timing,  # no-op in 0.1.0
     }
     if policy.distractor_turns:
         out["difficulty.distractor_turns"] = str(distractor_count(template, difficulty))
@@ -77,10 +80,10 @@ def distractor_count(template: Template, difficulty: str) -> int:
     levels = template.difficulty_policy.distractor_turns
     if not levels:
         return 0
-    if difficulty not in levels:
+    if not is_difficulty(difficulty) or difficulty not in levels:
         raise TemplateError(f"template {template.key} has no distractor_turns for difficulty {difficulty!r} "
                             f"(it has: {', '.join(sorted(levels))})")
-    return levels[difficulty]  # type: ignore[index]
+    return levels[difficulty]
 
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([\w.]+)\s*\}\}")

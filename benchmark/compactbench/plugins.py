@@ -11,10 +11,14 @@ import importlib
 import importlib.util
 import inspect
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from benchmark.compactbench.compactors import BUILT_INS, CompactorContext
+
+if TYPE_CHECKING:  # the compactbench package is optional at run time (a test extra)
+    from compactbench.compactors.base import Compactor
 
 
 class PluginError(ValueError):
@@ -65,10 +69,11 @@ def instantiate(cls: type, ctx: CompactorContext) -> Any:
     """`cls(ctx)`, or `cls()` for a class whose constructor takes nothing."""
     if _is_compactbench_class(cls):
         return _CompactBenchAdapter(cls, ctx)
+    params: Mapping[str, object]
     try:
         params = inspect.signature(cls).parameters
     except (TypeError, ValueError):
-        params = {"ctx": None}  # type: ignore[assignment]
+        params = {"ctx": None}
     return cls(ctx) if params else cls()
 
 
@@ -82,7 +87,7 @@ def resolve(kind: str | None, plugin: str | None, *, base_dir: Path | None = Non
 
 # --------------------------------------------------------------------------- CompactBench's own classes
 
-def _is_compactbench_class(cls: type) -> bool:
+def _is_compactbench_class(cls: type) -> TypeGuard[type[Compactor]]:
     base = sys.modules.get("compactbench.compactors.base")
     return base is not None and isinstance(cls, type) and issubclass(cls, base.Compactor)
 
@@ -90,7 +95,7 @@ def _is_compactbench_class(cls: type) -> bool:
 class _CompactBenchAdapter:
     """Runs a CompactBench `Compactor` subclass: its provider calls go to `ctx.llm`."""
 
-    def __init__(self, cls: type, ctx: CompactorContext):
+    def __init__(self, cls: type[Compactor], ctx: CompactorContext):
         from compactbench.providers import CompletionResponse, Provider
 
         llm = ctx.llm

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeGuard
 
 import msgspec
 import msgspec.yaml
@@ -18,6 +18,11 @@ from benchmark.compactbench.generators import GENERATORS, ITEM_TYPES
 
 Difficulty = Literal["easy", "medium", "hard", "elite"]
 DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard", "elite")
+
+
+def is_difficulty(name: str) -> TypeGuard[Difficulty]:
+    return name in DIFFICULTIES
+
 TemplateRole = Literal["user", "assistant", "system", "distractor_block"]
 
 _Name = Annotated[str, msgspec.Meta(min_length=1, pattern=r"^[a-zA-Z_]\w*$")]
@@ -31,32 +36,33 @@ class TemplateError(Exception):
 
 
 class _Struct(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    pass
+    """Base of the template structs; each subclass repeats `frozen=True`, which msgspec inherits
+    but a type checker (dataclass_transform) does not."""
 
 
-class DifficultyPolicy(_Struct):
+class DifficultyPolicy(_Struct, frozen=True):
     distractor_turns: dict[Difficulty, Annotated[int, msgspec.Meta(ge=0)]] = {}
     paraphrase_depth: dict[Difficulty, Annotated[int, msgspec.Meta(ge=0)]] = {}
     override_timing: dict[Difficulty, str] = {}
 
 
-class Variable(_Struct):
+class Variable(_Struct, frozen=True):
     name: _Name
     generator: Annotated[str, msgspec.Meta(min_length=1)]
 
 
-class TurnTemplate(_Struct):
+class TurnTemplate(_Struct, frozen=True):
     role: TemplateRole
     template: str | None = None
     tags: tuple[str, ...] = ()
     count: str | int | None = None
 
 
-class TranscriptTemplate(_Struct):
+class TranscriptTemplate(_Struct, frozen=True):
     turns: tuple[TurnTemplate, ...]
 
 
-class GroundTruthTemplate(_Struct):
+class GroundTruthTemplate(_Struct, frozen=True):
     immutable_facts: tuple[str, ...] = ()
     locked_decisions: tuple[str, ...] = ()
     forbidden_behaviors: tuple[str, ...] = ()
@@ -65,14 +71,14 @@ class GroundTruthTemplate(_Struct):
     entity_map: dict[str, str] = {}
 
 
-class ItemTemplate(_Struct):
+class ItemTemplate(_Struct, frozen=True):
     key: _Name
     type: Annotated[str, msgspec.Meta(min_length=1)]
     prompt: Annotated[str, msgspec.Meta(min_length=1)]
     expected: dict[str, Any]
 
 
-class Template(_Struct, kw_only=True):
+class Template(_Struct, frozen=True, kw_only=True):
     key: Annotated[str, msgspec.Meta(min_length=1, pattern=r"^[a-zA-Z_][\w-]*$")]
     family: _Name
     version: Annotated[str, msgspec.Meta(pattern=r"^\d+\.\d+\.\d+$")]
@@ -83,7 +89,7 @@ class Template(_Struct, kw_only=True):
     evaluation_items: Annotated[tuple[ItemTemplate, ...], msgspec.Meta(min_length=1)]
 
 
-class _File(_Struct):
+class _File(_Struct, frozen=True):
     template: Template
 
 

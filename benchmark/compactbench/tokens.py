@@ -26,7 +26,9 @@ def _counter() -> Callable[[str], int]:
         assert spec is not None and spec.submodule_search_locations
         path = next(Path(spec.submodule_search_locations[0]).glob("_bindings*.so"))
         loader = importlib.machinery.ExtensionFileLoader("_bindings", str(path))
-        module = importlib.util.module_from_spec(importlib.util.spec_from_loader("_bindings", loader))
+        bindings_spec = importlib.util.spec_from_loader("_bindings", loader)
+        assert bindings_spec is not None
+        module = importlib.util.module_from_spec(bindings_spec)
         loader.exec_module(module)
         return module.tokenizer_for_encoding("cl100k_base").count
     except Exception:  # noqa: BLE001
