@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import f1_score, jaccard_score
 
-from benchmark import metrics as M
 from benchmark import registry
 from benchmark.dataset import DataMissing, MetricSpec, Scored
 from benchmark.extract import codes_for
 from benchmark.loaders import read_rows
 from benchmark.sampling import seeded_sample
+from tests.benchmark import kind_reference as K
 from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic
 
 IDS = [
@@ -234,7 +234,7 @@ def _metric_from_measures(spec: MetricSpec, scored: list[Scored]) -> float:
     a = sum((s.measures or {}).get(spec.a, 0.0) for s in scored)
     b = sum((s.measures or {}).get(spec.b, 0.0) for s in scored)
     c = sum((s.measures or {}).get(spec.c, 0.0) for s in scored)
-    return M.f1_from_counts(a, b, c)
+    return K.kind("micro_f1", a, b, c)
 
 
 @pytest.mark.parametrize("dataset_id, positive_code", [("semeval2018_task3", "B"), ("vua20", "A")])
