@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,7 @@ def kind(name: str, a: float, b: float | None = None, c: float | None = None, *,
 
     n only matters to the kinds that average a column (mean, bias_score's c): the others read sums.
     """
-    parts: list[np.ndarray] = []
+    parts: list[Any] = []  # Sums takes float64 scalars as well as arrays
     for x in (a, b, c):
         parts += [np.float64(x or 0.0), np.float64(0 if x is None else n)]
     fn = KINDS[name].python
