@@ -1,10 +1,10 @@
-"""The leaderboard (paper 001, Table 4 layout) and a per-model drill-down.
+"""The leaderboard (the MoodBench 1.0 paper's Table 4 layout) and a per-model drill-down.
 
     python -m engine report [--db] results.duckdb [--suite NAME] [--model NAME] [--format text|markdown|csv]
 
 Everything shown is read from the views (store/views.sql); this module only
 arranges it. The drill-down walks ability -> sub-ability -> level -> task ->
-dataset, weakest first, as section 5.3 of paper 001 does.
+dataset, weakest first, as section 5.3 of the MoodBench 1.0 paper does.
 """
 
 from __future__ import annotations
