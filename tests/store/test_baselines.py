@@ -7,27 +7,12 @@ import pytest
 
 from store import runs
 from store.snapshot import open_for_reading
-from tests.store.test_views_support import items, load_toml, make_db, metric, one, scored
+from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric, one, scored
 
-SUITE = """
-[suite]
-name = "base"
-[[ability]]
-id = "a"
-[[ability.sub_ability]]
-id = "s"
-[[ability.sub_ability.task]]
-id = "t"
-level = "M"
-datasets = ["acc", "lik", "mixed", "bare"]
-[datasets]
-acc = "acc"
-bare = "bare"
-[datasets.lik]
-methods = [{ metric = "lik", normalization = "numeric", min = 1, max = 5 }]
-[datasets.mixed]
-methods = [{ metric = "acc", weight = 3 }, { metric = "f1" }]
-"""
+SUITE = flat_suite({"a": (None, ["acc", "lik", "mixed", "bare"])}, name="base", methods={
+    "lik": '[{ metric = "lik", normalization = "numeric", min = 1, max = 5 }]',
+    "mixed": '[{ metric = "acc", weight = 3 }, { metric = "f1" }]',
+})
 
 
 @pytest.fixture
