@@ -1,4 +1,5 @@
-"""Values & Safety and bias datasets (StereoSet, the seven SafetyBench categories, TruthfulQA) on the
+"""Values & Safety and bias datasets (StereoSet, the seven SafetyBench categories, TruthfulQA, BBQ,
+CrowS-Pairs) on the
 real files, plus their metrics; the questionnaires are in test_questionnaires.py.
 
 Real-file tests skip with a reason when ../shared/datasets (or ENGINE_SHARED_DIR) lacks the folder.
@@ -11,19 +12,20 @@ import random
 import pytest
 
 from benchmark import registry
+from benchmark.datasets import bbq as bbq_mod
 from benchmark.datasets._safetybench import CATEGORIES
 from benchmark.extract import codes_for
 from benchmark.metrics import f1_from_counts, selected_true_share
 from benchmark.sampling import seeded_sample
 from tests.benchmark import kind_reference as K
-from tests.benchmark.realdata import DATA_DIR, assert_pool_and_declaration, scores_per_second
+from tests.benchmark.realdata import DATA_DIR, assert_pool_and_declaration, need, scores_per_second
 from tests.store.helpers import sql_metric_values
 
 SAFETY = [f"safetybench_{c}" for c in CATEGORIES]
-CHOICE = ["stereoset", *SAFETY]
+CHOICE = ["stereoset", *SAFETY, "bbq", "crows_pairs"]
 ALL = [*CHOICE, "truthfulqa"]
 # Pool sizes in the team folder (StereoSet: 700 + 300 clusters of the cut dev file).
-POOL = {"stereoset": 1000, "truthfulqa": 1634, **{d: 300 for d in SAFETY}}
+POOL = {"stereoset": 1000, "truthfulqa": 1634, "bbq": 1100, "crows_pairs": 1508, **{d: 300 for d in SAFETY}}
 FOLDER = {d: "safetybench" for d in SAFETY}
 
 _cache: dict[str, list] = {}
@@ -249,3 +251,55 @@ def test_score_is_cheap(dataset_id):
     ds, items = _items(dataset_id)
     rate = scores_per_second(ds, items, ["Answer: B", "答案：A", "I think it is B.", "B", "no idea"])
     assert rate > 3000, f"{dataset_id}: {rate:.0f} items/s"
+
+
+def test_bbq_reference_copy_used_when_originals_absent(tmp_path):
+    need("bbq")
+    (tmp_path / "moodbench").symlink_to(DATA_DIR / "moodbench")
+    ds = registry.get("bbq")
+    recs = list(ds.records(tmp_path))
+    assert len(recs) == 3300  # 300 per category in the reference copy
+    ids = {i for i, _ in recs}
+    assert ids & {i for i, _ in _records("bbq")}  # same id scheme in both copies
+
+
+def test_bbq_biased_answer_derivation_matches_official_metadata():
+    recs = _records("bbq")
+    official = bbq_mod.official_biased_answers(DATA_DIR / "bbq" / "analysis_scripts" / "additional_metadata.csv")
+    if not official:
+        pytest.skip("bbq/analysis_scripts/additional_metadata.csv absent")
+    checked = 0
+    for _, row in recs:
+        derived = bbq_mod.biased_answer(row)
+        if row["category"] in bbq_mod.INTERSECTIONAL:
+            assert derived is None
+            continue
+        key = (row["category"], int(row["example_id"]))
+        if key in official and official[key] is not None:
+            assert derived == official[key], key
+            checked += 1
+    assert checked > 500
+
+
+def test_bbq_bias_measures():
+    ds, items = _items("bbq")
+    amb = next(i for i in items if i.meta["cond"] == "ambig" and i.meta["biased"] is not None)
+    biased_code = codes_for(3)[amb.meta["biased"]]
+    m = ds.score(amb, f"Answer: {biased_code}").measures
+    assert m == {"amb_correct": 0.0, "amb_answered": 1.0, "amb_biased": 1.0}
+    m = ds.score(amb, f"Answer: {amb.gold}").measures  # gold of an ambiguous item is UNKNOWN
+    assert m == {"amb_correct": 1.0, "amb_answered": 0.0, "amb_biased": 0.0}
+    dis = next(i for i in items if i.meta["cond"] == "disambig")
+    assert set(ds.score(dis, "nonsense").measures) <= {"dis_correct", "dis_answered", "dis_biased"}
+    assert sum(i.meta["cond"] == "ambig" for i in items) > 100
+
+
+def test_crows_order_is_seeded_and_measures_stereotype_choice():
+    ds, items = _items("crows_pairs")
+    assert {tuple(i.meta["perm"]) for i in items} == {(0, 1), (1, 0)}
+    for item in items[:50]:
+        stereo = item.meta["perm"].index(0)  # where sent_more was shown
+        m = ds.score(item, f"Answer: {'AB'[stereo]}").measures
+        assert m["stereo"] == 1.0 and m["answered"] == 1.0 and m["first"] == float(stereo == 0)
+        assert ds.score(item, "Answer: C").measures["answered"] == 0.0
+    assert len(_records("crows_pairs")) == 1508
