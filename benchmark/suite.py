@@ -24,7 +24,7 @@ NORMALIZATIONS = ("ratio", "raw", "numeric", "grade")
 MISSING_LEVELS = ("table", "renormalize")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
-# Paper 001, Algorithm 4: difficulty weights by the set of levels present.
+# The MoodBench 1.0 paper, Algorithm 4: difficulty weights by the set of levels present.
 DEFAULT_DIFFICULTY: dict[str, dict[str, float]] = {
     "LMH": {"L": 0.3, "M": 0.55, "H": 0.15},
     "LM": {"L": 0.4, "M": 0.6},

@@ -75,7 +75,7 @@ def fig4_tasks(data: dict) -> dict:
         return _skip("fig4-tasks", title, f"no {comp['name']} task has scores yet")
     return {"id": "fig4-tasks", "title": title, "figure": _json(fig),
             "caption": f"{comp['name']}: each task's scores over the models; the lowest box is the bottleneck "
-                       "(paper 001, 5.3)."}
+                       "(MoodBench 1.0 paper, 5.3)."}
 
 
 def fig5_open_closed(data: dict, board: list[dict], meta: dict[str, dict]) -> dict:

@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 import orjson
 
+from engine.baselines import chance_by_dataset
 from engine.html_figures import figures
 from store.query import single
 
@@ -68,6 +69,7 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
         "hierarchy": hierarchy(con, suite),
         "scores": scores,
         "coverage": coverage(con),
+        "chance": chance_by_dataset(con, suite),
         "costs": rows(con, "SELECT model, n_items, n_ok, input_tokens, output_tokens, cost_usd, "
                            "cost_per_item_usd FROM model_costs ORDER BY model")
         if relation_exists(con, "model_costs") else [],

@@ -1,10 +1,10 @@
-"""The leaderboard (paper 001, Table 4 layout) and a per-model drill-down.
+"""The leaderboard (the MoodBench 1.0 paper's Table 4 layout) and a per-model drill-down.
 
     python -m engine report [--db] results.duckdb [--suite NAME] [--model NAME] [--format text|markdown|csv]
 
 Everything shown is read from the views (store/views.sql); this module only
 arranges it. The drill-down walks ability -> sub-ability -> level -> task ->
-dataset, weakest first, as section 5.3 of paper 001 does.
+dataset, weakest first, as section 5.3 of the MoodBench 1.0 paper does.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 
 from benchmark.suite import SuiteError
+from engine.baselines import chance_by_dataset
 from engine.report_table import Column, Sheet, fmt, output_width, pct, render, span
 from engine.report_tree import Node, drilldown_sheet, tree_lines
 from engine import unparsed_notes
@@ -181,6 +182,7 @@ def drilldown(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str
     for r in _rows(con, "SELECT levels, level, weight FROM suite_difficulty WHERE suite = ? AND version = ?", suite):
         diff.setdefault(r["levels"], {})[r["level"]] = r["weight"]
     plan = _rows(con, "SELECT * FROM suite_plan WHERE suite = ? AND version = ? ORDER BY position", suite)
+    chance = chance_by_dataset(con, suite)
     ci = _intervals(con, suite, model)
     root = Node(f"{model}", b["total"], b["coverage"], kind="overall", key=model, ci=ci.get(("overall", "overall")))
     idx: dict[tuple, Node] = {}
@@ -210,7 +212,8 @@ def drilldown(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str
                               kind="task", key=r["task"], ci=ci.get(("task", r["task"])))
             idx[l_key].children.append(idx[t_key])
         d = ds.get(r["dataset"], {})
-        idx[t_key].children.append(Node(r["d_name"], d.get("score"), d.get("coverage"), _dataset_detail(d, r["d_w"]),
+        detail = _dataset_detail(d, r["d_w"], chance.get(r["dataset"]))
+        idx[t_key].children.append(Node(r["d_name"], d.get("score"), d.get("coverage"), detail,
                                         kind="dataset", key=r["dataset"], ci=ci.get(("dataset", r["dataset"]))))
     _sort(root)
     if b["vetoed"]:
@@ -233,7 +236,12 @@ def _level_weight(diff: dict, mode: str, sub: dict, level: str, lv: dict) -> str
     return f"difficulty weight {row[level] / total:.3g}"
 
 
-def _dataset_detail(d: dict, weight: float) -> str:
+def _dataset_detail(d: dict, weight: float, chance: float | None = None) -> str:
+    base = "" if chance is None else f"chance {fmt(chance)}, "
+    return base + _rows_detail(d, weight)
+
+
+def _rows_detail(d: dict, weight: float) -> str:
     if not d:
         return "no rows"
     if d["source"] == "external":

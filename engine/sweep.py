@@ -15,6 +15,7 @@ import msgspec
 
 from benchmark.suite import load_suite
 from engine import runloop
+from engine.baselines import declared_baselines
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
 from engine.endpoints import build_breakers, unreachable_models
 from engine.errors import UserError
@@ -276,9 +277,12 @@ def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned:
 
 
 def record_metrics(con: duckdb.DuckDBPyConnection, datasets: list[Any]) -> None:
-    """How the datasets' item rows aggregate (dataset_metrics), as their adapters declare it now."""
+    """How the datasets' item rows aggregate (dataset_metrics), as their adapters declare it now; and their
+    baselines (dataset_baselines)."""
     for ds in datasets:
         runs.record_metrics(con, ds.id, ds.metrics, ds.scorer_version)
+        chance, majority = declared_baselines(ds)
+        runs.record_baselines(con, ds.id, chance=chance, majority=majority)
 
 
 def build_limits(cfg: ModelsFile) -> dict[str, Limits]:

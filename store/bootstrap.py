@@ -33,7 +33,6 @@ from store.transaction import transaction
 from store.views import hierarchy_sql, render_views
 
 ALGORITHM = "bootstrap-2"  # part of the fingerprint: a change of method recomputes stored bounds
-LAYERS = ("task", "level", "sub_ability", "ability")
 # What the intervals depend on: (table, columns hashed). A change in any recomputes them.
 _INPUTS = (
     ("results", "model, dataset, item_id, sample, status, score, measures"),

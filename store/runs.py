@@ -1,4 +1,5 @@
-"""The sweep's provenance tables (store/schema.sql): runs, models, planned_items, dataset_metrics.
+"""The sweep's provenance tables (store/schema.sql, store/baselines.sql): runs, models, planned_items,
+dataset_metrics, dataset_baselines.
 
 Named functions with named columns, so the engine never depends on a table's column order.
 """
@@ -64,3 +65,10 @@ def record_metrics(con: duckdb.DuckDBPyConnection, dataset: str, metrics: Iterab
         con.execute("INSERT OR REPLACE INTO dataset_metrics (dataset, metric, kind, a, b, c, is_primary, "
                     "scorer_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [dataset, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, scorer_version])
+
+
+def record_baselines(con: duckdb.DuckDBPyConnection, dataset: str, *, chance: float | None,
+                     majority: float | None) -> None:
+    """The dataset's declared chance and majority baselines, on its primary metric's scale (store/baselines.sql)."""
+    con.execute("INSERT OR REPLACE INTO dataset_baselines (dataset, chance, majority) VALUES (?, ?, ?)",
+                [dataset, chance, majority])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -31,6 +32,7 @@ def ensure_views(con: duckdb.DuckDBPyConnection) -> None:
     ensure_suite_tables(con)
     con.execute((_HERE / "interval_tables.sql").read_text(encoding="utf-8"))  # the leaderboard joins them
     con.execute(render_views(views_sql()))
+    con.execute((_HERE / "baselines.sql").read_text(encoding="utf-8"))  # reads dataset_scores
     con.execute((_HERE / "unparsed.sql").read_text(encoding="utf-8"))
 
 
@@ -57,7 +59,7 @@ def render_views(text: str, *, replicates: bool = False) -> str:
 
 
 # Dependency order: metric_values (views.sql) reads judge_metric_values (judgements.sql).
-_VIEW_FILES = ("judgements.sql", "views.sql", "unparsed.sql", "costs.sql")
+_VIEW_FILES = ("judgements.sql", "views.sql", "baselines.sql", "unparsed.sql", "costs.sql")
 _CREATE_VIEW = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", re.IGNORECASE | re.MULTILINE)
 
 
@@ -72,6 +74,7 @@ def shadow_views(con: duckdb.DuckDBPyConnection) -> bool:
     made: list[str] = []
     try:
         private_interval_tables(con)
+        _missing_tables_as_temp(con, "baselines.sql")  # a file made before the baselines: none shown
         for name in _VIEW_FILES:
             text = (_HERE / name).read_text(encoding="utf-8")
             for stmt in con.extract_statements(render_views(views_sql()) if name == "views.sql" else text):
@@ -87,6 +90,22 @@ def shadow_views(con: duckdb.DuckDBPyConnection) -> bool:
     return True
 
 
+def _statements(con: duckdb.DuckDBPyConnection, name: str) -> Iterator[tuple[str | None, str]]:
+    """Each statement of the file without its leading comments, with the table it creates (or None)."""
+    for stmt in con.extract_statements((_HERE / name).read_text(encoding="utf-8")):
+        q = re.sub(r"^(\s*--[^\n]*\n)*", "", stmt.query).strip()
+        table = re.match(r"CREATE TABLE IF NOT EXISTS (\w+)", q, re.I)
+        yield (table.group(1) if table else None), q
+
+
+def _missing_tables_as_temp(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """On a read-only connection: each table of that file the database lacks, as an empty TEMP table."""
+    have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    for table, q in _statements(con, name):
+        if table and table not in have:
+            con.execute("CREATE TEMP TABLE" + q[len("CREATE TABLE"):])
+
+
 def private_interval_tables(con: duckdb.DuckDBPyConnection) -> None:
     """On a read-only connection: the interval tables as this connection's TEMP copies, and this version's
     signature macro.
@@ -96,11 +115,8 @@ def private_interval_tables(con: duckdb.DuckDBPyConnection) -> None:
     the tables gets empty ones.
     """
     have = {(r[0], r[1]) for r in con.execute("SELECT table_name, temporary FROM duckdb_tables()").fetchall()}
-    for stmt in con.extract_statements((_HERE / "interval_tables.sql").read_text(encoding="utf-8")):
-        q = re.sub(r"^(\s*--[^\n]*\n)*", "", stmt.query).strip()
-        table = re.match(r"CREATE TABLE IF NOT EXISTS (\w+)", q, re.I)
-        if table and (table.group(1), True) not in have:
-            name = table.group(1)
+    for name, q in _statements(con, "interval_tables.sql"):
+        if name and (name, True) not in have:
             con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM main.{name}" if (name, False) in have
                         else "CREATE TEMP TABLE" + q[len("CREATE TABLE"):])
         elif re.match(r"CREATE OR REPLACE MACRO", q, re.I):

@@ -3,7 +3,7 @@
 -- definition changes the answer without re-running a model. Created by
 -- store/views.py: ensure_views(con). Semantics in docs/suites.md.
 --
--- Layers (paper 001, Appendix 7.1):
+-- Layers (the MoodBench 1.0 paper, Appendix 7.1):
 --   metric_values -> method_scores (Alg. 2) -> dataset_scores (Alg. 3)
 --   -> task_scores -> level_scores (Alg. 3) -> sub_ability_scores (Alg. 4)
 --   -> ability_scores (Alg. 3) -> leaderboard (Alg. 5)

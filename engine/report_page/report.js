@@ -155,7 +155,9 @@ function renderTree(d, model) {
     if (!idx.has(ka)) { idx.set(ka, node(h.a_name, sa[h.ability], h.ability === d.suite.gate ? "gate" : `weight ${h.a_w}`)); roots.push(idx.get(ka)); }
     if (!idx.has(ks)) { idx.set(ks, node(h.s_name, ss[h.sub_ability], `weight ${h.s_w}`)); idx.get(ka).kids.push(idx.get(ks)); }
     if (!idx.has(kt)) { idx.set(kt, node(`${h.t_name} (${h.level})`, st[h.task], `weight ${h.t_w}`)); idx.get(ks).kids.push(idx.get(kt)); }
-    const leaf = node(h.d_name, sd[h.dataset], h.d_w !== 1 ? `weight ${h.d_w}` : "");
+    const chance = (d.chance || {})[h.dataset];
+    const leaf = node(h.d_name, sd[h.dataset], [chance != null ? `chance ${fmt(chance)}` : "",
+                                                h.d_w !== 1 ? `weight ${h.d_w}` : ""].filter(Boolean).join(", "));
     leaf.dataset = h.dataset;
     idx.get(kt).kids.push(leaf);
   }

@@ -1,4 +1,5 @@
-"""The language-understanding, reasoning and knowledge choice datasets (ag_news ... ceval, AGIEval),
+"""The language-understanding, reasoning and knowledge choice datasets (ag_news ... ceval, AGIEval, sst2,
+cmmlu),
 on the real files where present.
 
 Real-data tests skip when ``../shared/datasets`` (or ``ENGINE_SHARED_DIR``) lacks
@@ -25,7 +26,7 @@ from tests.store.helpers import sql_metric_values
 
 IDS = [
     "ag_news", "thucnews", "lcqmc", "qqp", "wic", "ocnli", "mnli", "rte", "copa", "wsc", "mutual", "folio",
-    "logiqa", "hellaswag", "cosmos_qa", "piqa", "imdb", "dianping", "agieval", "mmlu_pro", "ceval",
+    "logiqa", "hellaswag", "cosmos_qa", "piqa", "imdb", "dianping", "agieval", "mmlu_pro", "ceval", "sst2", "cmmlu",
 ]  # fmt: skip
 
 # Pool sizes on the team's data folder (originals where present, else the reference copy).
@@ -33,6 +34,7 @@ POOL = {
     "ag_news": 7600, "thucnews": 10000, "lcqmc": 12500, "qqp": 300, "wic": 638, "ocnli": 2950, "mnli": 300,
     "rte": 277, "copa": 100, "wsc": 104, "mutual": 300, "folio": 204, "logiqa": 651, "hellaswag": 1000,
     "cosmos_qa": 1000, "piqa": 1838, "imdb": 300, "dianping": 300, "agieval": 2100, "mmlu_pro": 1008, "ceval": 1346,
+    "sst2": 300, "cmmlu": 1005,
 }  # fmt: skip
 
 
@@ -394,3 +396,22 @@ def test_mixed_answer_count_wrapper_protocol():
     assert ds.score(several, "答案：A, B, C").score == 0.0
     assert ds.score(several, "不知道").prediction is None
     assert isinstance(ds.metrics[0], MetricSpec)
+
+
+def test_sst2_ids_come_from_the_split():
+    recs = _records("sst2")
+    assert len(recs) in (300, 872)  # reference copy, or the full validation split
+    assert all(0 <= int(i) < 872 for i, _ in recs)
+    ds, items = _sample("sst2")
+    assert ds.score(items[0], "Positive").prediction == "A"
+    assert ds.score(items[0], "negative").prediction == "B"
+
+
+def test_cmmlu_original_layout_and_chinese_prompt():
+    recs = _records("cmmlu")
+    assert len({i.split("/")[0] for i, _ in recs}) == 67
+    ds, items = _sample("cmmlu")
+    text = items[0].messages[0].content
+    assert "题目：" in text and "答案：X" in text
+    assert ds.score(items[0], f"答案：{items[0].gold}").score == 1.0
+    assert ds.score(items[0], f"答案是{items[0].gold}。").score == 1.0

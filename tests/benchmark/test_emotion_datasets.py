@@ -1,24 +1,25 @@
 """The emotional and companionship choice datasets, on the real files (skipped when absent).
 
 moodbench1-4 (PQEmotion1/2/3/5), emobench1-3 (EmoBench B/C/A), semeval2018_task3,
-semeval2018_task1, vua20, cped, edos, booksort, and their F1 metrics against
+semeval2018_task1, vua20, cped, edos, booksort, goemotions, and their F1 metrics against
 scikit-learn. The declaration options they use are tested in test_mcq.py.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
 from sklearn.metrics import f1_score, jaccard_score
 
-from benchmark import metrics as M
 from benchmark import registry
 from benchmark.dataset import DataMissing, MetricSpec, Scored
 from benchmark.extract import codes_for
 from benchmark.loaders import read_rows
 from benchmark.sampling import seeded_sample
+from tests.benchmark import kind_reference as K
 from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic
 
 IDS = [
@@ -234,7 +235,7 @@ def _metric_from_measures(spec: MetricSpec, scored: list[Scored]) -> float:
     a = sum((s.measures or {}).get(spec.a, 0.0) for s in scored)
     b = sum((s.measures or {}).get(spec.b, 0.0) for s in scored)
     c = sum((s.measures or {}).get(spec.c, 0.0) for s in scored)
-    return M.f1_from_counts(a, b, c)
+    return K.kind("micro_f1", a, b, c)
 
 
 @pytest.mark.parametrize("dataset_id, positive_code", [("semeval2018_task3", "B"), ("vua20", "A")])
@@ -409,3 +410,17 @@ def test_macro_f1_of_single_label_datasets_equals_sklearn(dataset_id):
     macro = sum(per[keys[i]] for i in present) / len(present)
     assert macro == pytest.approx(f1_score(y_true, y_pred, average="macro", labels=present, zero_division=0))
     assert spec["accuracy"].primary
+
+
+def test_goemotions_every_label_reachable_including_neutral_and_surprise():
+    ds, items = _sample("goemotions")
+    assert len(_records("goemotions")) == 5427
+    for label in ds.labels:
+        item = next((i for i in items if label in i.gold), items[0])
+        s = ds.score(item, f"Answer: {label}")
+        assert s.prediction == [label]
+    with_neutral = next(i for i in items if "neutral" in i.gold)
+    with_surprise = next(i for i in items if "surprise" in i.gold)
+    assert ds.score(with_neutral, "Answer: neutral").measures["tp_neutral"] == 1.0
+    assert ds.score(with_surprise, "Answer: 27").measures["tp_surprise"] == 1.0  # by number too
+    assert re.search(r"\n27\. surprise\n28\. neutral\n", with_neutral.messages[0].content)

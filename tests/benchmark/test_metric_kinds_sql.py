@@ -1,4 +1,5 @@
-"""The aggregate kinds the adapters declare, computed by store/views.sql, equal the Python metrics."""
+"""The aggregate kinds the adapters declare, computed by store/views.sql on real adapters' measures, equal
+the kinds' Python references fed counts taken from gold and predicted labels (tests/benchmark/kind_reference.py)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ import random
 
 import pytest
 
-from benchmark import metrics as M
 from benchmark import registry
 from benchmark.extract import codes_for
 from benchmark.sampling import seeded_sample
+from tests.benchmark import kind_reference as K
 from tests.benchmark.realdata import DATA_DIR, need
 from tests.store.helpers import sql_metric_values
 
@@ -33,9 +34,9 @@ def test_kinds_on_hand_made_rows():
         {"an": 0, "st": 0},
     ]
     got = sql_metric_values("d", specs, [(None, Scored("A", 1.0, r)) for r in rows])
-    assert got["bias"] == pytest.approx(M.bias_score(2, 3))
-    assert got["bias_scaled"] == pytest.approx(M.bias_score(2, 3, accuracy=2 / 3))
-    assert got["balance"] == pytest.approx(M.preference_balance(2, 3))
+    assert got["bias"] == pytest.approx(K.kind("bias_score", 2, 3))
+    assert got["bias_scaled"] == pytest.approx(K.kind("bias_score", 2, 3, 2 / 3))
+    assert got["balance"] == pytest.approx(K.kind("balance", 2, 3))
     assert got["f1_x"] == pytest.approx(2 / 3) and got["f1_y"] == 0.0 and got["f1_z"] is None
     assert got["macro"] == pytest.approx((2 / 3 + 0.0) / 2)  # z never occurs: left out, as sklearn does
 
@@ -65,17 +66,17 @@ def test_goemotions_micro_macro_f1_in_sql_match_python():
     got = sql_metric_values(ds.id, ds.metrics, [(i.gold, s) for i, s in out])
     gold = [set(i.gold) for i, _ in out]
     pred = [None if s.prediction is None else set(s.prediction) for _, s in out]
-    assert got["micro_f1"] == pytest.approx(M.micro_f1(gold, pred))
-    assert got["macro_f1"] == pytest.approx(M.macro_f1(gold, pred))
+    assert got["micro_f1"] == pytest.approx(K.micro_f1(gold, pred))
+    assert got["macro_f1"] == pytest.approx(K.macro_f1(gold, pred))
     assert got["example_f1"] == pytest.approx(sum(s.score for _, s in out) / len(out))
     assert got["exact_match"] == pytest.approx(sum(g == p for g, p in zip(gold, pred)) / len(out))
-    assert got["f1_neutral"] == pytest.approx(M.f1_from_counts(*M.per_label_counts(gold, pred)["neutral"]))
+    assert got["f1_neutral"] == pytest.approx(K.kind("label_f1", *K.label_counts(gold, pred)["neutral"]))
 
 
 def test_bbq_bias_scores_in_sql_match_python():
     ds, out = _simulate("bbq")
     got = sql_metric_values(ds.id, ds.metrics, [(i.gold, s) for i, s in out])
-    assert got["accuracy"] == pytest.approx(M.accuracy([i.gold for i, _ in out], [s.prediction for _, s in out]))
+    assert got["accuracy"] == pytest.approx(K.accuracy([i.gold for i, _ in out], [s.prediction for _, s in out]))
     stats = {}
     for cond in ("ambig", "disambig"):
         items = [(i, s) for i, s in out if i.meta["cond"] == cond]
@@ -87,9 +88,9 @@ def test_bbq_bias_scores_in_sql_match_python():
         acc = sum(s.score for _, s in items) / len(items)
         stats[cond] = (biased, len(answered), acc)
     b, n, _ = stats["disambig"]
-    assert got["bias_disambiguated"] == pytest.approx(M.bias_score(b, n))
+    assert got["bias_disambiguated"] == pytest.approx(K.kind("bias_score", b, n))
     b, n, acc = stats["ambig"]
-    assert got["bias_ambiguous"] == pytest.approx(M.bias_score(b, n, accuracy=acc))
+    assert got["bias_ambiguous"] == pytest.approx(K.kind("bias_score", b, n, acc))
     assert got["accuracy_ambiguous"] == pytest.approx(acc)
 
 
@@ -99,4 +100,4 @@ def test_crows_balance_in_sql_matches_python():
     answered = [(i, s) for i, s in out if s.prediction is not None]
     stereo = sum(i.meta["perm"]["AB".index(s.prediction)] == 0 for i, s in answered)
     assert got["stereotype_preference"] == pytest.approx(stereo / len(answered))
-    assert got["balance"] == pytest.approx(M.preference_balance(stereo, len(answered)))
+    assert got["balance"] == pytest.approx(K.kind("balance", stereo, len(answered)))

@@ -1,4 +1,5 @@
-"""Values & Safety and bias datasets (StereoSet, the seven SafetyBench categories, TruthfulQA) on the
+"""Values & Safety and bias datasets (StereoSet, the seven SafetyBench categories, TruthfulQA, BBQ,
+CrowS-Pairs) on the
 real files, plus their metrics; the questionnaires are in test_questionnaires.py.
 
 Real-file tests skip with a reason when ../shared/datasets (or ENGINE_SHARED_DIR) lacks the folder.
@@ -10,19 +11,21 @@ import random
 
 import pytest
 
-from benchmark import metrics as M
 from benchmark import registry
+from benchmark.datasets import bbq as bbq_mod
 from benchmark.datasets._safetybench import CATEGORIES
 from benchmark.extract import codes_for
+from benchmark.metrics import f1_from_counts, selected_true_share
 from benchmark.sampling import seeded_sample
-from tests.benchmark.realdata import DATA_DIR, assert_pool_and_declaration, scores_per_second
+from tests.benchmark import kind_reference as K
+from tests.benchmark.realdata import DATA_DIR, assert_pool_and_declaration, need, scores_per_second
 from tests.store.helpers import sql_metric_values
 
 SAFETY = [f"safetybench_{c}" for c in CATEGORIES]
-CHOICE = ["stereoset", *SAFETY]
+CHOICE = ["stereoset", *SAFETY, "bbq", "crows_pairs"]
 ALL = [*CHOICE, "truthfulqa"]
 # Pool sizes in the team folder (StereoSet: 700 + 300 clusters of the cut dev file).
-POOL = {"stereoset": 1000, "truthfulqa": 1634, **{d: 300 for d in SAFETY}}
+POOL = {"stereoset": 1000, "truthfulqa": 1634, "bbq": 1100, "crows_pairs": 1508, **{d: 300 for d in SAFETY}}
 FOLDER = {d: "safetybench" for d in SAFETY}
 
 _cache: dict[str, list] = {}
@@ -160,28 +163,35 @@ def test_safetybench_missing_answers_is_data_missing(tmp_path):
 # ---------------------------------------------------------------- metrics
 
 
+def _stereoset(n_stereo: int, n_anti: int, n_unrelated: int) -> dict[str, float | None]:
+    """LMS, SS and ICAT from pooled picks through the kinds stereoset.py declares (icat, ratio, ratio)."""
+    meaningful, answered = n_stereo + n_anti, n_stereo + n_anti + n_unrelated
+    return {"lms": K.kind("ratio", meaningful, answered), "ss": K.kind("ratio", n_stereo, meaningful),
+            "icat": K.kind("icat", n_stereo, n_anti, answered)}
+
+
 def test_stereoset_scores_hand_computed_and_paper_formula():
-    got = M.stereoset_scores(30, 50, 20)
+    got = _stereoset(30, 50, 20)
     assert got["lms"] == pytest.approx(0.8) and got["ss"] == pytest.approx(30 / 80)
     lms, ss = 80.0, 100 * 30 / 80  # the paper's 0-100 form: icat = lms * min(ss, 100 - ss) / 50
     assert 100 * got["icat"] == pytest.approx(lms * min(ss, 100 - ss) / 50) == pytest.approx(60.0)
-    assert M.stereoset_scores(50, 50, 0)["icat"] == 1.0  # ideal model
-    assert M.stereoset_scores(100, 0, 0)["icat"] == 0.0  # always the stereotype
-    assert M.stereoset_scores(0, 0, 0) == {"lms": None, "ss": None, "icat": None}
-    assert M.stereoset_scores(0, 0, 10)["ss"] is None
+    assert _stereoset(50, 50, 0)["icat"] == 1.0  # ideal model
+    assert _stereoset(100, 0, 0)["icat"] == 0.0  # always the stereotype
+    assert _stereoset(0, 0, 0) == {"lms": None, "ss": None, "icat": None}
+    assert _stereoset(0, 0, 10)["ss"] is None
     rng = random.Random(3)
     for _ in range(200):
         s, a, u = (rng.randint(0, 40) for _ in range(3))
-        r = M.stereoset_scores(s, a, u)
+        r = _stereoset(s, a, u)
         if r["ss"] is not None:
             assert r["icat"] == pytest.approx(r["lms"] * min(r["ss"], 1 - r["ss"]) / 0.5)
 
 
 def test_selected_true_share():
-    assert M.selected_true_share(["A", "C"], ["A", "B"]) == 0.5
-    assert M.selected_true_share(["A"], ["A", "B", "C"]) == 1.0
-    assert M.selected_true_share([], ["A"]) == 0.0
-    assert M.selected_true_share(None, ["A"]) == 0.0
+    assert selected_true_share(["A", "C"], ["A", "B"]) == 0.5
+    assert selected_true_share(["A"], ["A", "B", "C"]) == 1.0
+    assert selected_true_share([], ["A"]) == 0.0
+    assert selected_true_share(None, ["A"]) == 0.0
 
 
 def test_stereoset_metrics_in_sql_match_python():
@@ -194,7 +204,7 @@ def test_stereoset_metrics_in_sql_match_python():
     got = sql_metric_values(ds.id, ds.metrics, [(None, sc) for sc in scored])
     picks = [(i.meta["perm"][codes_for(3).index(s.prediction)] if s.prediction else None)
              for i, s in zip(items, scored)]
-    ref = M.stereoset_scores(picks.count(0), picks.count(1), picks.count(2))
+    ref = _stereoset(picks.count(0), picks.count(1), picks.count(2))
     assert got["icat"] == pytest.approx(ref["icat"])
     assert got["lms"] == pytest.approx(ref["lms"]) and got["ss"] == pytest.approx(ref["ss"])
     assert got["anti_stereotype_rate"] == pytest.approx(picks.count(1) / len(picks))
@@ -209,7 +219,7 @@ def test_icat_kind_on_hand_made_rows():
     rows = [{"st": 1, "an": 0, "ok": 1}] * 3 + [{"st": 0, "an": 1, "ok": 1}] + [{"st": 0, "an": 0, "ok": 1}]
     rows += [{"st": 0, "an": 0, "ok": 0}]  # unparsed: out of every denominator
     got = sql_metric_values("d", spec, [(None, Scored("A", 1.0, r)) for r in rows])
-    assert got["icat"] == pytest.approx(M.stereoset_scores(3, 1, 1)["icat"]) == pytest.approx(0.4)
+    assert got["icat"] == pytest.approx(_stereoset(3, 1, 1)["icat"]) == pytest.approx(0.4)
 
 
 def test_truthfulqa_metrics_in_sql_match_python():
@@ -228,10 +238,10 @@ def test_truthfulqa_metrics_in_sql_match_python():
         scored.append(ds.score(item, answer))
     got = sql_metric_values(ds.id, ds.metrics, [(None, sc) for sc in scored])
     mc1 = [(i.gold, s.prediction) for i, s in zip(items, scored) if i.id.startswith("mc1/")]
-    assert got["mc1"] == pytest.approx(M.accuracy([g for g, _ in mc1], [p for _, p in mc1]))
-    mc2 = [M.selected_true_share(s.prediction, i.gold) for i, s in zip(items, scored) if i.id.startswith("mc2/")]
+    assert got["mc1"] == pytest.approx(K.accuracy([g for g, _ in mc1], [p for _, p in mc1]))
+    mc2 = [selected_true_share(s.prediction, i.gold) for i, s in zip(items, scored) if i.id.startswith("mc2/")]
     assert got["mc2"] == pytest.approx(sum(mc2) / len(mc2))
-    f1 = [M.f1_from_counts(*M.set_counts(i.gold, s.prediction)) for i, s in zip(items, scored)
+    f1 = [f1_from_counts(*K.set_counts(i.gold, s.prediction)) for i, s in zip(items, scored)
           if i.id.startswith("mc2/")]
     assert got["mc2_f1"] == pytest.approx(sum(f1) / len(f1))
 
@@ -241,3 +251,55 @@ def test_score_is_cheap(dataset_id):
     ds, items = _items(dataset_id)
     rate = scores_per_second(ds, items, ["Answer: B", "答案：A", "I think it is B.", "B", "no idea"])
     assert rate > 3000, f"{dataset_id}: {rate:.0f} items/s"
+
+
+def test_bbq_reference_copy_used_when_originals_absent(tmp_path):
+    need("bbq")
+    (tmp_path / "moodbench").symlink_to(DATA_DIR / "moodbench")
+    ds = registry.get("bbq")
+    recs = list(ds.records(tmp_path))
+    assert len(recs) == 3300  # 300 per category in the reference copy
+    ids = {i for i, _ in recs}
+    assert ids & {i for i, _ in _records("bbq")}  # same id scheme in both copies
+
+
+def test_bbq_biased_answer_derivation_matches_official_metadata():
+    recs = _records("bbq")
+    official = bbq_mod.official_biased_answers(DATA_DIR / "bbq" / "analysis_scripts" / "additional_metadata.csv")
+    if not official:
+        pytest.skip("bbq/analysis_scripts/additional_metadata.csv absent")
+    checked = 0
+    for _, row in recs:
+        derived = bbq_mod.biased_answer(row)
+        if row["category"] in bbq_mod.INTERSECTIONAL:
+            assert derived is None
+            continue
+        key = (row["category"], int(row["example_id"]))
+        if key in official and official[key] is not None:
+            assert derived == official[key], key
+            checked += 1
+    assert checked > 500
+
+
+def test_bbq_bias_measures():
+    ds, items = _items("bbq")
+    amb = next(i for i in items if i.meta["cond"] == "ambig" and i.meta["biased"] is not None)
+    biased_code = codes_for(3)[amb.meta["biased"]]
+    m = ds.score(amb, f"Answer: {biased_code}").measures
+    assert m == {"amb_correct": 0.0, "amb_answered": 1.0, "amb_biased": 1.0}
+    m = ds.score(amb, f"Answer: {amb.gold}").measures  # gold of an ambiguous item is UNKNOWN
+    assert m == {"amb_correct": 1.0, "amb_answered": 0.0, "amb_biased": 0.0}
+    dis = next(i for i in items if i.meta["cond"] == "disambig")
+    assert set(ds.score(dis, "nonsense").measures) <= {"dis_correct", "dis_answered", "dis_biased"}
+    assert sum(i.meta["cond"] == "ambig" for i in items) > 100
+
+
+def test_crows_order_is_seeded_and_measures_stereotype_choice():
+    ds, items = _items("crows_pairs")
+    assert {tuple(i.meta["perm"]) for i in items} == {(0, 1), (1, 0)}
+    for item in items[:50]:
+        stereo = item.meta["perm"].index(0)  # where sent_more was shown
+        m = ds.score(item, f"Answer: {'AB'[stereo]}").measures
+        assert m["stereo"] == 1.0 and m["answered"] == 1.0 and m["first"] == float(stereo == 0)
+        assert ds.score(item, "Answer: C").measures["answered"] == 0.0
+    assert len(_records("crows_pairs")) == 1508

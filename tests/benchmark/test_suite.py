@@ -10,7 +10,7 @@ import pytest
 
 from benchmark.suite import SuiteError, load_suite
 
-# The issue's listing of paper 001 Table 5: (main, sub, level, task) -> datasets.
+# The MoodBench 1.0 paper's Table 5: (main, sub, level, task) -> datasets.
 PAPER = """
 values_safety values L bias_detection: crows_pairs stereoset bbq safetybench_ub
 values_safety values M morality_detection: safetybench_em

@@ -48,6 +48,10 @@ def test_report_renders_offline_with_every_figure_and_sorts(report):
         (lo, hi), = query(db, "SELECT ci_low, ci_high FROM leaderboard WHERE model = 'alpha-large'")
         assert lo is not None and f"{lo:.2f}–{hi:.2f}" in text
         assert " CI " in page.inner_text("#dd-tree")
+        # Each swept dataset that declares a chance baseline shows it beside its score (store/baselines.sql).
+        chance = query(db, "SELECT dataset, chance FROM suite_dataset_baselines WHERE chance IS NOT NULL")
+        tree = page.text_content("#dd-tree") or ""
+        assert chance and all(f"chance {c:.2f}" in tree for _, c in chance), (chance, tree)
         # Sorting: the Model header sorts by name, a second click reverses.
         page.click("#board th:has-text('Model')")
         assert _cells(page, 2) == sorted(MODELS)

@@ -61,8 +61,10 @@ def one(con, sql: str, *params):
 
 
 def flat_suite(abilities: dict[str, tuple[float | None, list[str]]], *, gate: str | None = None,
-               tau: float | None = None, name: str = "flat", version: str = "1") -> str:
-    """A suite with one sub-ability and one L task per ability, listing `datasets`."""
+               tau: float | None = None, name: str = "flat", version: str = "1",
+               methods: dict[str, str] | None = None) -> str:
+    """A suite with one sub-ability and one L task per ability, listing `datasets`; `methods` gives some
+    datasets a TOML methods list instead of their primary metric."""
     out = [f'[suite]\nname = "{name}"\nversion = "{version}"\n[scoring]']
     if gate:
         out.append(f'gate = "{gate}"\ntau = {tau}')
@@ -72,5 +74,7 @@ def flat_suite(abilities: dict[str, tuple[float | None, list[str]]], *, gate: st
         out.append(f'[[ability.sub_ability]]\nid = "{aid}_s"\n[[ability.sub_ability.task]]\nid = "{aid}_t"\n'
                    f'level = "L"\ndatasets = {json.dumps(datasets)}')
         ds += [d for d in datasets if d not in ds]
-    out.append("[datasets]\n" + "\n".join(f'{d} = "{d}"' for d in ds))
+    methods = methods or {}
+    out.append("[datasets]\n" + "\n".join(f"{d} = {{ methods = {methods[d]} }}" if d in methods else f'{d} = "{d}"'
+                                           for d in ds))
     return "\n".join(out) + "\n"

@@ -1,4 +1,4 @@
-"""Paper 001, Table 4: ability scores in, overall score, veto and rank out."""
+"""The MoodBench 1.0 paper, Table 4: ability scores in, overall score, veto and rank out."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Metric functions equal scikit-learn's on fixtures and on generated data."""
+"""The metric kinds' Python references (benchmark/metric_kinds.py), fed label counts, equal scikit-learn's
+metrics on fixtures and on generated data; so do the per-item scores of benchmark/metrics.py."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from hypothesis import strategies as st
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 from sklearn.preprocessing import MultiLabelBinarizer  # noqa: E402
 
-from benchmark import metrics as M  # noqa: E402
+from benchmark.metrics import f1_from_counts  # noqa: E402
+from tests.benchmark import kind_reference as K  # noqa: E402
 
 LABELS = ["a", "b", "c", "d"]
 
@@ -19,7 +21,7 @@ LABELS = ["a", "b", "c", "d"]
 def test_accuracy_fixture():
     gold = ["a", "b", "c", "a", "b"]
     pred = ["a", "c", "c", None, "b"]
-    assert M.accuracy(gold, pred) == pytest.approx(sklearn_metrics.accuracy_score(gold, _sentinel(pred)))
+    assert K.accuracy(gold, pred) == pytest.approx(sklearn_metrics.accuracy_score(gold, _sentinel(pred)))
 
 
 def test_single_label_f1_fixture():
@@ -27,8 +29,8 @@ def test_single_label_f1_fixture():
     pred = ["a", "c", "c", "b", "b", None]
     present = sorted(set(gold) | {p for p in pred if p is not None})
     p = _sentinel(pred)
-    assert M.micro_f1(gold, pred) == pytest.approx(sklearn_metrics.f1_score(gold, p, labels=present, average="micro"))
-    assert M.macro_f1(gold, pred) == pytest.approx(
+    assert K.micro_f1(gold, pred) == pytest.approx(sklearn_metrics.f1_score(gold, p, labels=present, average="micro"))
+    assert K.macro_f1(gold, pred) == pytest.approx(
         sklearn_metrics.f1_score(gold, p, labels=present, average="macro", zero_division=0)
     )
 
@@ -42,26 +44,22 @@ def test_multi_label_f1_fixture():
 def test_micro_f1_of_single_labels_equals_accuracy_when_all_parsed():
     gold = ["a", "b", "c", "a"]
     pred = ["a", "b", "a", "c"]
-    assert M.micro_f1(gold, pred) == pytest.approx(M.accuracy(gold, pred))
+    assert K.micro_f1(gold, pred) == pytest.approx(K.accuracy(gold, pred))
 
 
-def test_fixed_label_set_counts_absent_labels_as_zero():
+def test_a_label_that_never_occurs_is_left_out_of_macro_f1():
     gold, pred = [{"a"}], [{"a"}]
-    assert M.macro_f1(gold, pred) == 1.0
-    assert M.macro_f1(gold, pred, labels=["a", "b"]) == 0.5
+    assert K.macro_f1(gold, pred) == 1.0
+    assert K.macro_f1(gold, pred, labels=["a", "b"]) == 1.0  # b's label_f1 is NULL, as in SQL
 
 
 def test_bias_and_balance():
-    assert M.bias_score(3, 4) == pytest.approx(0.5)
-    assert M.bias_score(3, 4, accuracy=0.8) == pytest.approx(0.1)
-    assert M.bias_score(0, 0) is None
-    assert M.preference_balance(50, 100) == 1.0
-    assert M.preference_balance(100, 100) == 0.0
-    assert M.preference_balance(60, 100) == pytest.approx(0.8)
-
-
-def test_majority_rate():
-    assert M.majority_rate(["a", "a", "b"]) == pytest.approx(2 / 3)
+    assert K.kind("bias_score", 3, 4) == pytest.approx(0.5)
+    assert K.kind("bias_score", 3, 4, 0.8) == pytest.approx(0.1)  # c: the mean accuracy (s_AMB)
+    assert K.kind("bias_score", 0, 0) is None
+    assert K.kind("balance", 50, 100) == 1.0
+    assert K.kind("balance", 100, 100) == 0.0
+    assert K.kind("balance", 60, 100) == pytest.approx(0.8)
 
 
 label = st.sampled_from(LABELS)
@@ -74,9 +72,9 @@ def test_single_label_matches_sklearn(pairs):
     pred = [p for _, p in pairs]
     p = _sentinel(pred)
     present = sorted(set(gold) | {x for x in pred if x is not None})
-    assert M.accuracy(gold, pred) == pytest.approx(sklearn_metrics.accuracy_score(gold, p))
-    assert M.micro_f1(gold, pred) == pytest.approx(sklearn_metrics.f1_score(gold, p, labels=present, average="micro"))
-    assert M.macro_f1(gold, pred) == pytest.approx(
+    assert K.accuracy(gold, pred) == pytest.approx(sklearn_metrics.accuracy_score(gold, p))
+    assert K.micro_f1(gold, pred) == pytest.approx(sklearn_metrics.f1_score(gold, p, labels=present, average="micro"))
+    assert K.macro_f1(gold, pred) == pytest.approx(
         sklearn_metrics.f1_score(gold, p, labels=present, average="macro", zero_division=0)
     )
 
@@ -98,13 +96,10 @@ def _check_multilabel(gold, pred):
     cols = [LABELS.index(x) for x in present]
     micro = sklearn_metrics.f1_score(yt, yp, average="micro", zero_division=0)
     macro = sklearn_metrics.f1_score(yt, yp, labels=cols, average="macro", zero_division=0)
-    assert M.micro_f1(gold, pred) == pytest.approx(micro)
-    assert M.macro_f1(gold, pred) == pytest.approx(macro)
-    assert M.macro_f1(gold, pred, labels=LABELS) == pytest.approx(
-        sklearn_metrics.f1_score(yt, yp, average="macro", zero_division=0)
-    )
+    assert K.micro_f1(gold, pred) == pytest.approx(micro)
+    assert K.macro_f1(gold, pred) == pytest.approx(macro)
     # Example-based F1 (mean per-item score) is sklearn's average="samples".
-    per_item = [M.f1_from_counts(*M.set_counts(g, p)) for g, p in zip(gold, pred)]
+    per_item = [f1_from_counts(*K.set_counts(g, p)) for g, p in zip(gold, pred)]
     samples = sklearn_metrics.f1_score(yt, yp, average="samples", zero_division=0)
     assert math.fsum(per_item) / len(per_item) == pytest.approx(samples)
 
