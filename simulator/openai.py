@@ -270,6 +270,19 @@ async def _respond(request: web.Request, state: SimState, model: str, messages: 
     return error_response(status, message, type_, None, code, headers)
 
 
+def batch_answer(state: SimState, body: Any) -> tuple[int, bytes]:
+    """One request of a batch, answered as this endpoint would answer it (no rpm, latency or
+    transport faults: a batch has its own, simulator/batches.py)."""
+    try:
+        model, messages = validate(body)
+    except RequestError as err:
+        return err.status, orjson.dumps({"error": {"message": err.message, "type": err.type,
+                                                    "param": err.param, "code": err.code}})
+    fp = fingerprint(model, messages)
+    decision = Decision(state.answer_kind(model, fp), 0.0, None, None, state.config.behaviour(model))
+    return 200, _completion(state, model, messages, decision, body)
+
+
 async def list_models(request: web.Request) -> web.Response:
     """GET /v1/models."""
     state = request.app[STATE]

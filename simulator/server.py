@@ -21,6 +21,8 @@ import orjson
 from aiohttp import web
 
 from simulator import anthropic as sim_anthropic, gemini as sim_gemini, openai as sim_openai
+from simulator import batch_anthropic, batch_gemini, batch_openai
+from simulator.batches import BATCHES, BatchStore
 from simulator.core import FAULT_KINDS, SimConfig, SimState, config_from_knobs, parse_profile
 from simulator.echo import echo_key_middleware
 from simulator.llama import add_llama_server
@@ -54,6 +56,10 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     sim_openai.add_routes(app)
     sim_anthropic.add_routes(app)
     sim_gemini.add_routes(app)
+    # The three batch APIs, over one store of files and batches (simulator/batches.py).
+    app[BATCHES] = BatchStore(app[STATE])
+    for batch_wire in (batch_openai, batch_anthropic, batch_gemini):
+        batch_wire.add_routes(app)
     app.router.add_get("/_stats", _stats)
     app.router.add_post("/_reset", _reset)
     return app
@@ -114,6 +120,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--echo-key", action="store_true", help="send the caller's key back in every answer")
     p.add_argument("--slots", type=int, help="llama.cpp-like: requests evaluated at once (the rest queue), /props")
     p.add_argument("--n-ctx", type=int, help="llama.cpp-like: context window; longer prompts get its 400")
+    p.add_argument("--batch-latency-s", type=float, help="seconds from a batch's creation to its end (0.5)")
+    p.add_argument("--batch-error-rate", type=float, help="share of batch requests answered with a 500")
+    p.add_argument("--batch-expire-rate", type=float, help="share of batch requests left unanswered (the batch expires)")
     p.add_argument("--rpm-window-s", type=float, default=60.0, help=argparse.SUPPRESS)
     p.add_argument("--config-json", help=argparse.SUPPRESS)  # used by SimServerProcess
     p.add_argument("--watch-stdin", action="store_true", help=argparse.SUPPRESS)
@@ -129,7 +138,9 @@ def knobs_from_args(args: argparse.Namespace) -> dict[str, Any]:
                              "rpm_window_s": args.rpm_window_s, "echo_key": args.echo_key,
                              "slots": args.slots, "n_ctx": args.n_ctx}
     flags = {"latency_ms": args.latency_ms, "jitter_ms": args.jitter_ms, "rpm": args.rpm,
-             "faults": args.fault, "mode": args.mode, "fail_first": args.fail_first}
+             "faults": args.fault, "mode": args.mode, "fail_first": args.fail_first,
+             "batch_latency_s": args.batch_latency_s, "batch_error_rate": args.batch_error_rate,
+             "batch_expire_rate": args.batch_expire_rate}
     knobs.update({k: v for k, v in flags.items() if v is not None})
     if args.models:
         knobs["models"] = [m.strip() for m in args.models.split(",") if m.strip()]
