@@ -55,7 +55,7 @@ class AnthropicBatch(BatchHttp):
         check_requests(requests, CUSTOM_ID)  # the API refuses the whole batch otherwise
         payload = b'{"requests":[' + b",".join(map(self._item, requests)) + b"]}"
         doc = await self._json("POST", self._batches, payload)
-        return str(doc["id"])
+        return self._remember(str(doc["id"]), requests)
 
     async def find(self, label: str) -> str | None:
         return None  # a Message Batch has no metadata or name to find it by
@@ -82,10 +82,12 @@ class AnthropicBatch(BatchHttp):
             raw, _ = await self._call("GET", str(url))
         except Exception as e:  # noqa: BLE001 - redacted, then raised as it is
             raise self._redactor.error(e) from None
+        seen: set[str] = set()
         for line in jsonl(raw):
             custom_id, result = line.get("custom_id"), line.get("result") or {}
-            if not isinstance(custom_id, str) or not isinstance(result, dict):
+            if not isinstance(custom_id, str) or not isinstance(result, dict) or custom_id in seen:
                 continue
+            seen.add(custom_id)
             kind = result.get("type")
             if kind == "succeeded":
                 yield self.answered(custom_id, 200, orjson.dumps(result.get("message")))
@@ -93,6 +95,8 @@ class AnthropicBatch(BatchHttp):
                 yield self.failed(custom_id, anthropic_request_error(result.get("error") or {}))
             else:  # canceled, expired
                 yield self.missing(custom_id, str(kind))
+        for outcome in self._missing_after(batch_id, seen):
+            yield outcome
 
     @redacted
     async def cancel(self, batch_id: str) -> None:

@@ -51,9 +51,6 @@ class GeminiBatch(BatchHttp):
         url = adapter.url  # {root}/v1beta/models/{model}:generateContent
         self._create = url.removesuffix(":generateContent") + ":batchGenerateContent"
         self._root = url.split("/v1beta/", 1)[0]
-        # Inlined responses come back in request order, their metadata not always with them
-        # (a known gap of the API): the keys of the batches this process submitted.
-        self._keys: dict[str, list[str]] = {}
 
     @staticmethod
     def _inline(r: BatchRequest) -> bytes:
@@ -77,8 +74,7 @@ class GeminiBatch(BatchHttp):
         payload = b'{"batch":{"display_name":' + orjson.dumps(label) + b',"input_config":' + source + b"}}"
         doc = await self._json("POST", self._create, payload)
         name = str(doc.get("name") or (doc.get("metadata") or {}).get("name"))
-        self._keys[name] = [r.custom_id for r in requests]
-        return name
+        return self._remember(name, requests)
 
     async def _upload(self, requests: Sequence[BatchRequest], label: str) -> str:
         """The Files API's resumable upload: start (metadata), then the bytes; returns ``files/...``."""
@@ -138,19 +134,25 @@ class GeminiBatch(BatchHttp):
                                           params={"alt": "media"})
                 lines = jsonl(raw)
             else:
-                keys = self._keys.get(batch_id, [])
+                # In request order, their metadata not always with them (a known gap of the
+                # API): then matched by position, when this object submitted the batch.
+                keys = self._submitted.get(batch_id, [])
                 lines = [{"key": (item.get("metadata") or {}).get("key") or (keys[i] if i < len(keys) else None),
                           **item} for i, item in enumerate(inlined or [])]
         except Exception as e:  # noqa: BLE001 - redacted, then raised as it is
             raise self._redactor.error(e) from None
+        seen: set[str] = set()
         for line in lines:
             key = line.get("key")
-            if not isinstance(key, str):
+            if not isinstance(key, str) or key in seen:
                 continue  # an answer that cannot be matched: its request counts as not answered
+            seen.add(key)
             if "response" in line:
                 yield self.answered(key, 200, orjson.dumps(line["response"]))
             else:
                 yield self.failed(key, grpc_request_error(line.get("error") or line.get("status") or {}))
+        for outcome in self._missing_after(batch_id, seen):
+            yield outcome
 
     @redacted
     async def cancel(self, batch_id: str) -> None:

@@ -11,14 +11,14 @@ statuses) goes through the adapter's ``Redactor``, as ``HttpChat.chat`` does.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 import aiohttp
 import orjson
 
 from providers.base import ChatResult
-from providers.batch import BatchOutcome
+from providers.batch import BatchOutcome, BatchRequest
 from providers.errors import (
     ErrorClass,
     ProviderError,
@@ -67,6 +67,19 @@ class BatchHttp:
         self._backoff_base_s = backoff if backoff_base_s is None else backoff_base_s
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=min(timeout_s, CONNECT_TIMEOUT_S))
         self._session: aiohttp.ClientSession | None = None
+        # The custom_ids of the batches this object submitted, in order: a request missing from
+        # a batch's results is reported as not answered (after a restart the engine, which
+        # stored the batch's items, must treat missing ones alike).
+        self._submitted: dict[str, list[str]] = {}
+
+    def _remember(self, batch_id: str, requests: Sequence[BatchRequest]) -> str:
+        self._submitted[batch_id] = [r.custom_id for r in requests]
+        return batch_id
+
+    def _missing_after(self, batch_id: str, seen: set[str]) -> list[BatchOutcome]:
+        """Outcomes for the submitted requests the results did not mention."""
+        return [self.missing(c, "no result for this request") for c in self._submitted.get(batch_id, ())
+                if c not in seen]
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:  # made inside the running loop

@@ -73,7 +73,7 @@ class OpenAIBatch(BatchHttp):
         doc = await self._json("POST", f"{self._root}/batches", orjson.dumps({
             "input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": "24h",
             "metadata": {LABEL_KEY: label}}))
-        return str(doc["id"])
+        return self._remember(str(doc["id"]), requests)
 
     @redacted
     async def find(self, label: str) -> str | None:
@@ -114,10 +114,14 @@ class OpenAIBatch(BatchHttp):
                 lines += jsonl(raw)
         except Exception as e:  # noqa: BLE001 - redacted, then raised as it is
             raise self._redactor.error(e) from None
+        seen: set[str] = set()
         for line in lines:
             outcome = self._outcome(line)
-            if outcome is not None:
+            if outcome is not None and outcome.custom_id not in seen:
+                seen.add(outcome.custom_id)
                 yield outcome
+        for outcome in self._missing_after(batch_id, seen):
+            yield outcome
 
     def _outcome(self, line: dict[str, Any]) -> BatchOutcome | None:
         custom_id = line.get("custom_id")

@@ -1,0 +1,88 @@
+"""Shared by the batch-wire tests: adapters on a simulator process, polling, collecting outcomes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import aiohttp
+import orjson
+
+from benchmark.dataset import Message
+from providers.base import ChatResult
+from providers.batch import TERMINAL, BatchOutcome, BatchRequest, BatchStatus
+from providers.limits import Limits
+from providers.registry import make_batch_api, make_provider
+
+KEY = "sk-batch-test-" + "k" * 24
+GEN = {"temperature": 0.0, "max_tokens": 16}
+
+
+def question(i: int) -> tuple[Message, ...]:
+    return (Message("system", "Be brief."), Message("user", f"Q{i}?\nA. yes\nB. no\nC. maybe\n[[gold:{'ABC'[i % 3]}]]"))
+
+
+@contextlib.asynccontextmanager
+async def wires(sim: Any, provider: str, model: str = "m1", **batch_options: Any):
+    """(synchronous adapter, its batch API) on the simulator process ``sim``, closed afterwards."""
+    base = sim.base_url if provider == "openai" else sim.root_url
+    adapter = make_provider(provider, base_url=base, model=model, api_key=KEY, generation=GEN, limits=Limits(),
+                            timeout_s=10, max_retries=2, max_connections=8, backoff_base_s=0.01)
+    batch = make_batch_api(provider, adapter, **batch_options)
+    try:
+        yield adapter, batch
+    finally:
+        await batch.aclose()
+        await adapter.aclose()
+
+
+def requests(adapter: Any, ids: list[int], prefix: str = "item") -> list[BatchRequest]:
+    return [BatchRequest(f"{prefix}-{i}", adapter.request_body(question(i))) for i in ids]
+
+
+async def wait(batch: Any, batch_id: str, limit_s: float = 20.0) -> tuple[BatchStatus, list[str]]:
+    """Poll until the batch ends: (last status, the provider's words seen in order, without repeats)."""
+    words: list[str] = []
+    for _ in range(int(limit_s / 0.05)):
+        status = await batch.status(batch_id)
+        if not words or words[-1] != status.provider_status:
+            words.append(status.provider_status)
+        if status.state in TERMINAL:
+            return status, words
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"batch {batch_id} still {words[-1]} after {limit_s} s")
+
+
+async def outcomes(batch: Any, batch_id: str) -> dict[str, BatchOutcome]:
+    out: dict[str, BatchOutcome] = {}
+    async for o in batch.results(batch_id):
+        assert o.custom_id not in out, f"{o.custom_id} reported twice"
+        assert (o.result is None) != (o.error is None)
+        out[o.custom_id] = o
+    return out
+
+
+async def run(batch: Any, reqs: list[BatchRequest], label: str = "run") -> tuple[BatchStatus, dict[str, BatchOutcome]]:
+    batch_id = await batch.submit(reqs, label=label)
+    status, _ = await wait(batch, batch_id)
+    return status, await outcomes(batch, batch_id)
+
+
+def comparable(r: ChatResult) -> ChatResult:
+    """A result without what differs between two calls of one request (timing, retries)."""
+    r.latency_ms, r.attempts = 0.0, 1
+    return r
+
+
+async def http(method: str, url: str, *, headers: dict[str, str], body: Any = None,
+               data: Any = None) -> tuple[int, Any]:
+    """A raw call to the simulator: (status, JSON document or bytes)."""
+    async with aiohttp.ClientSession() as s:
+        payload = orjson.dumps(body) if body is not None else data
+        async with s.request(method, url, data=payload, headers=headers) as r:
+            raw = await r.read()
+            try:
+                return r.status, orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                return r.status, raw
