@@ -16,7 +16,8 @@ again with ``find`` instead of being submitted twice.
 from __future__ import annotations
 
 import re
-from typing import AsyncIterator, Protocol, Sequence
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
 
 import msgspec
 

@@ -28,7 +28,6 @@ from providers.batch import (
     BatchOutcome,
     BatchRequest,
     BatchStatus,
-    check_requests,
 )
 from providers.batch_http import BatchHttp, jsonl, redacted
 from providers.errors import anthropic_request_error
@@ -52,10 +51,10 @@ class AnthropicBatch(BatchHttp):
 
     @redacted
     async def submit(self, requests: Sequence[BatchRequest], *, label: str) -> str:
-        check_requests(requests, CUSTOM_ID)  # the API refuses the whole batch otherwise
+        self._check(requests, CUSTOM_ID)  # the API refuses the whole batch otherwise
         payload = b'{"requests":[' + b",".join(map(self._item, requests)) + b"]}"
-        doc = await self._json("POST", self._batches, payload)
-        return self._remember(str(doc["id"]), requests)
+        batch_id = await self._create(self._batches, payload, label, lambda doc: str(doc["id"]))
+        return self._remember(batch_id, requests)
 
     async def find(self, label: str) -> str | None:
         return None  # a Message Batch has no metadata or name to find it by

@@ -29,7 +29,6 @@ from providers.batch import (
     BatchOutcome,
     BatchRequest,
     BatchStatus,
-    check_requests,
 )
 from providers.batch_http import BatchHttp, jsonl, redacted
 from providers.errors import grpc_request_error
@@ -49,7 +48,7 @@ class GeminiBatch(BatchHttp):
     def __init__(self, adapter: GeminiChat, **kw: Any):
         super().__init__(adapter, **kw)
         url = adapter.url  # {root}/v1beta/models/{model}:generateContent
-        self._create = url.removesuffix(":generateContent") + ":batchGenerateContent"
+        self._create_url = url.removesuffix(":generateContent") + ":batchGenerateContent"
         self._root = url.split("/v1beta/", 1)[0]
 
     @staticmethod
@@ -65,16 +64,16 @@ class GeminiBatch(BatchHttp):
 
     @redacted
     async def submit(self, requests: Sequence[BatchRequest], *, label: str) -> str:
-        check_requests(requests, None)
+        self._check(requests)
         items = [self._inline(r) for r in requests]
         if sum(map(len, items)) + len(items) + 200 < INLINE_MAX_BYTES:
             source = b'{"requests":{"requests":[' + b",".join(items) + b"]}}"
         else:
             source = b'{"file_name":' + orjson.dumps(await self._upload(requests, label)) + b"}"
         payload = b'{"batch":{"display_name":' + orjson.dumps(label) + b',"input_config":' + source + b"}}"
-        doc = await self._json("POST", self._create, payload)
-        name = str(doc.get("name") or (doc.get("metadata") or {}).get("name"))
-        return self._remember(name, requests)
+        batch_id = await self._create(self._create_url, payload, label,
+                                      lambda doc: str(doc.get("name") or doc["metadata"]["name"]))
+        return self._remember(batch_id, requests)
 
     async def _upload(self, requests: Sequence[BatchRequest], label: str) -> str:
         """The Files API's resumable upload: start (metadata), then the bytes; returns ``files/...``."""

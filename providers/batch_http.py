@@ -11,6 +11,7 @@ statuses) goes through the adapter's ``Redactor``, as ``HttpChat.chat`` does.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
@@ -18,7 +19,7 @@ import aiohttp
 import orjson
 
 from providers.base import ChatResult
-from providers.batch import BatchOutcome, BatchRequest
+from providers.batch import BatchOutcome, BatchRequest, check_requests
 from providers.errors import (
     ErrorClass,
     ProviderError,
@@ -72,6 +73,18 @@ class BatchHttp:
         # stored the batch's items, must treat missing ones alike).
         self._submitted: dict[str, list[str]] = {}
 
+    def _check(self, requests: Sequence[BatchRequest], pattern: re.Pattern[str] | None = None) -> None:
+        """A batch this provider would refuse whole is a ValueError before anything is sent."""
+        check_requests(requests, pattern)
+        if len(requests) > self.max_requests:
+            raise ValueError(f"{len(requests)} requests in one {self.provider} batch; at most {self.max_requests}")
+        size = sum(map(self.request_size, requests))
+        if size > self.max_bytes:
+            raise ValueError(f"{size} bytes in one {self.provider} batch; at most {self.max_bytes}")
+
+    def request_size(self, request: BatchRequest) -> int:
+        raise NotImplementedError
+
     def _remember(self, batch_id: str, requests: Sequence[BatchRequest]) -> str:
         self._submitted[batch_id] = [r.custom_id for r in requests]
         return batch_id
@@ -87,8 +100,12 @@ class BatchHttp:
         return self._session
 
     async def _call(self, method: str, url: str, *, body: Body = None, headers: Mapping[str, str] | None = None,
-                    params: Mapping[str, str] | None = None) -> tuple[bytes, Mapping[str, str]]:
-        """One control call, retried like a chat call; a non-2xx status is a classified ProviderError."""
+                    params: Mapping[str, str] | None = None, creates: bool = False) -> tuple[bytes, Mapping[str, str]]:
+        """One control call, retried like a chat call; a non-2xx status is a classified ProviderError.
+
+        ``creates``: the call creates a batch. It is then not retried after a failure that
+        may have reached the server (a timeout, a dropped connection, an unreadable 200):
+        a second batch would be paid and answered twice. The caller looks for it instead."""
 
         async def once() -> tuple[bytes, Mapping[str, str]]:
             data = body() if callable(body) else body
@@ -102,8 +119,42 @@ class BatchHttp:
                 raise status_error(status, raw[:4000].decode("utf-8", "replace"), got)
             return raw, got
 
-        result, _ = await with_retries(once, max_retries=self._max_retries, base_s=self._backoff_base_s)
+        async def once_unless_ambiguous() -> tuple[bytes, Mapping[str, str]]:
+            try:
+                return await once()
+            except ProviderError as e:
+                if creates and e.klass is ErrorClass.TRANSIENT and e.status is None:
+                    raise _Ambiguous(e) from None  # not a ProviderError: with_retries lets it through
+                raise
+
+        try:
+            result, _ = await with_retries(once_unless_ambiguous, max_retries=self._max_retries,
+                                           base_s=self._backoff_base_s)
+        except _Ambiguous as e:
+            raise e.error from None
         return result
+
+    async def _create(self, url: str, payload: bytes, label: str, id_of: Callable[[dict[str, Any]], str]) -> str:
+        """Create a batch; after a failure that may have created it anyway, ``find`` it by its label."""
+        try:
+            raw, _ = await self._call("POST", url, body=payload, headers=JSON, creates=True)
+        except ProviderError as e:
+            if e.klass is not ErrorClass.TRANSIENT or e.status is not None:
+                raise
+            found = await self.find(label)
+            if found is None:
+                raise
+            return found
+        try:
+            return id_of(orjson.loads(raw))
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+            found = await self.find(label)
+            if found is None:
+                raise ProviderError(ErrorClass.TRANSIENT, f"malformed create response: {raw[:200]!r}") from None
+            return found
+
+    async def find(self, label: str) -> str | None:
+        return None
 
     async def _json(self, method: str, url: str, payload: bytes | None = None,
                     params: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -147,6 +198,12 @@ class BatchHttp:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+class _Ambiguous(Exception):
+    def __init__(self, error: ProviderError):
+        super().__init__(str(error))
+        self.error = error
 
 
 def jsonl(raw: bytes) -> list[dict[str, Any]]:

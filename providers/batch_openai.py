@@ -26,7 +26,6 @@ from providers.batch import (
     BatchOutcome,
     BatchRequest,
     BatchStatus,
-    check_requests,
 )
 from providers.batch_http import BatchHttp, jsonl, redacted
 from providers.errors import batch_request_error
@@ -59,7 +58,7 @@ class OpenAIBatch(BatchHttp):
 
     @redacted
     async def submit(self, requests: Sequence[BatchRequest], *, label: str) -> str:
-        check_requests(requests, None)
+        self._check(requests)
         data = b"".join(map(self._line, requests))
 
         def form() -> aiohttp.FormData:  # a FormData is spent once sent: a fresh one for each attempt
@@ -70,10 +69,10 @@ class OpenAIBatch(BatchHttp):
 
         raw, _ = await self._call("POST", f"{self._root}/files", body=form)
         file_id = orjson.loads(raw)["id"]
-        doc = await self._json("POST", f"{self._root}/batches", orjson.dumps({
-            "input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": "24h",
-            "metadata": {LABEL_KEY: label}}))
-        return self._remember(str(doc["id"]), requests)
+        payload = orjson.dumps({"input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": "24h",
+                                "metadata": {LABEL_KEY: label}})
+        batch_id = await self._create(f"{self._root}/batches", payload, label, lambda doc: str(doc["id"]))
+        return self._remember(batch_id, requests)
 
     @redacted
     async def find(self, label: str) -> str | None:

@@ -44,11 +44,12 @@ async def _reset(request: web.Request) -> web.Response:
     return web.Response(body=b'{"ok":true}', content_type="application/json")
 
 
-def build_app(config: SimConfig | None = None) -> web.Application:
-    """The aiohttp app; each wire format adds its routes over one shared SimState."""
+def build_app(config: SimConfig | None = None, middlewares: Sequence[Any] = ()) -> web.Application:
+    """The aiohttp app; each wire format adds its routes over one shared SimState.
+    ``middlewares``: a test's own, around every handler."""
     # Default limit is 1 MiB; long-context prompts in benchmarks can exceed it.
     config = config or SimConfig()
-    middlewares = [echo_key_middleware] if config.echo_key else []
+    middlewares = [*middlewares, *([echo_key_middleware] if config.echo_key else [])]
     app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=middlewares)
     app[STATE] = SimState(config)
     if config.slots or config.n_ctx:
