@@ -19,16 +19,8 @@ from typing import Any
 import orjson
 
 from providers.anthropic import AnthropicChat
-from providers.batch import (
-    CANCELLED,
-    CUSTOM_ID,
-    ENDED,
-    EXPIRED,
-    RUNNING,
-    BatchOutcome,
-    BatchRequest,
-    BatchStatus,
-)
+from providers.batch import (CANCELLED, CUSTOM_ID, ENDED, EXPIRED, RUNNING, BatchOutcome, BatchRequest,
+                             BatchStatus)
 from providers.batch_http import BatchHttp, jsonl, redacted
 from providers.errors import anthropic_request_error
 

@@ -20,16 +20,7 @@ from typing import Any
 
 import orjson
 
-from providers.batch import (
-    CANCELLED,
-    ENDED,
-    EXPIRED,
-    FAILED,
-    RUNNING,
-    BatchOutcome,
-    BatchRequest,
-    BatchStatus,
-)
+from providers.batch import CANCELLED, ENDED, EXPIRED, FAILED, RUNNING, BatchOutcome, BatchRequest, BatchStatus
 from providers.batch_http import BatchHttp, jsonl, redacted
 from providers.errors import grpc_request_error
 from providers.gemini import GeminiChat

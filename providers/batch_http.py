@@ -20,14 +20,8 @@ import orjson
 
 from providers.base import ChatResult
 from providers.batch import BatchOutcome, BatchRequest, check_requests
-from providers.errors import (
-    ErrorClass,
-    ProviderError,
-    classify_exception,
-    safety_block,
-    status_error,
-    unanswered,
-)
+from providers.errors import (ErrorClass, ProviderError, classify_exception, safety_block, status_error,
+                              unanswered)
 from providers.http import CONNECT_TIMEOUT_S, HttpChat
 from providers.retry import with_retries
 

@@ -17,16 +17,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from providers.batch import (
-    CANCELLED,
-    ENDED,
-    EXPIRED,
-    FAILED,
-    RUNNING,
-    BatchOutcome,
-    BatchRequest,
-    BatchStatus,
-)
+from providers.batch import CANCELLED, ENDED, EXPIRED, FAILED, RUNNING, BatchOutcome, BatchRequest, BatchStatus
 from providers.batch_http import BatchHttp, jsonl, redacted
 from providers.errors import batch_request_error
 from providers.openai import OpenAIChat

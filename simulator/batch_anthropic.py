@@ -19,7 +19,7 @@ import orjson
 from aiohttp import web
 
 from simulator.anthropic import AnthropicError, batch_answer, check_headers, error_response
-from simulator.batches import BATCHES, CANCELLED, CANCELLING, ENDED, BatchStore, SimBatch
+from simulator.batches import CANCELLED, CANCELLING, ENDED, BatchStore, SimBatch, after, guarded, json_response
 from simulator.openai import STATE
 
 MAX_REQUESTS = 100_000
@@ -33,21 +33,7 @@ def _iso(unix: float | None) -> str | None:
     return datetime.fromtimestamp(unix, timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-def _json(doc: Any) -> web.Response:
-    return web.Response(body=orjson.dumps(doc), content_type="application/json")
-
-
-def _guarded(handler: Any) -> Any:
-    async def wrapper(request: web.Request) -> web.StreamResponse:
-        refused = check_headers(request, request.app[STATE])
-        if refused is not None:
-            return refused
-        try:
-            return await handler(request, request.app[BATCHES])
-        except AnthropicError as err:
-            return error_response(err.status, err.type, err.message)
-
-    return wrapper
+_guarded = guarded(check_headers, AnthropicError, lambda err: error_response(err.status, err.type, err.message))
 
 
 def _requests(body: Any) -> list[tuple[str, Any]]:
@@ -92,7 +78,7 @@ async def create_batch(request: web.Request, store: BatchStore) -> web.Response:
         raise AnthropicError(400, "There was an issue with your request body: invalid JSON") from None
     state = request.app[STATE]
     batch = store.create("anthropic", "msgbatch_sim", _requests(body), lambda params: batch_answer(state, params))
-    return _json(_batch_object(request, store, batch))
+    return json_response(_batch_object(request, store, batch))
 
 
 def _batch_object(request: web.Request, store: BatchStore, batch: SimBatch) -> dict[str, Any]:
@@ -121,14 +107,14 @@ def _batch(store: BatchStore, batch_id: str) -> SimBatch:
 
 async def get_batch(request: web.Request, store: BatchStore) -> web.Response:
     """GET /v1/messages/batches/{id}."""
-    return _json(_batch_object(request, store, _batch(store, request.match_info["id"])))
+    return json_response(_batch_object(request, store, _batch(store, request.match_info["id"])))
 
 
 async def cancel_batch(request: web.Request, store: BatchStore) -> web.Response:
     """POST /v1/messages/batches/{id}/cancel (a no-op on an ended batch, which it reports as is)."""
     batch = _batch(store, request.match_info["id"])
     store.cancel(batch)
-    return _json(_batch_object(request, store, batch))
+    return json_response(_batch_object(request, store, batch))
 
 
 async def batch_results(request: web.Request, store: BatchStore) -> web.Response:
@@ -152,13 +138,9 @@ async def batch_results(request: web.Request, store: BatchStore) -> web.Response
 async def list_batches(request: web.Request, store: BatchStore) -> web.Response:
     """GET /v1/messages/batches?limit=&after_id=."""
     limit = min(1000, max(1, int(request.query.get("limit", "20"))))
-    batches = store.listed("anthropic")
-    after = request.query.get("after_id")
-    if after:
-        ids = [b.id for b in batches]
-        batches = batches[ids.index(after) + 1:] if after in ids else []
+    batches = after(store.listed("anthropic"), request.query.get("after_id"))
     data = [_batch_object(request, store, b) for b in batches[:limit]]
-    return _json({"data": data, "has_more": len(batches) > limit, "first_id": data[0]["id"] if data else None,
+    return json_response({"data": data, "has_more": len(batches) > limit, "first_id": data[0]["id"] if data else None,
                   "last_id": data[-1]["id"] if data else None})
 
 

@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from simulator.batches import (BATCHES, CANCELLED, COMPLETED, ENDED, EXPIRED, FAILED, QUEUED, BatchStore,
-                               SimBatch)
+from simulator.batches import (CANCELLED, COMPLETED, ENDED, EXPIRED, FAILED, QUEUED, BatchStore, SimBatch,
+                               guarded, json_response)
 from simulator.gemini import MODEL_METHODS, GoogleError, _unknown, batch_answer, check_key, error_response
 from simulator.openai import STATE
 
@@ -32,21 +32,8 @@ _GRPC = {"INVALID_ARGUMENT": 3, "NOT_FOUND": 5, "PERMISSION_DENIED": 7, "RESOURC
 _SERVER_ERROR = {"code": 13, "message": "An internal error has occurred. Please retry."}
 
 
-def _json(doc: Any, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(body=orjson.dumps(doc), content_type="application/json", headers=headers)
-
-
-def _guarded(handler: Any) -> Any:
-    async def wrapper(request: web.Request) -> web.StreamResponse:
-        refused = check_key(request, request.app[STATE])
-        if refused is not None:
-            return refused
-        try:
-            return await handler(request, request.app[BATCHES])
-        except GoogleError as err:
-            return error_response(err.status, err.google_status, err.message, err.details)
-
-    return wrapper
+_guarded = guarded(check_key, GoogleError,
+                   lambda err: error_response(err.status, err.google_status, err.message, err.details))
 
 
 def _field(obj: dict[str, Any], snake: str, camel: str) -> Any:
@@ -122,7 +109,7 @@ async def create_batch(request: web.Request, store: BatchStore) -> web.Response:
     state = request.app[STATE]
     created = store.create("gemini", "sim", requests, lambda b: batch_answer(state, model, b),
                            extra={"model": model, "display_name": label, "inline": file_name is None})
-    return _json(_operation(store, created))
+    return json_response(_operation(store, created))
 
 
 def _error_status(raw: bytes | None) -> dict[str, Any]:
@@ -182,10 +169,10 @@ async def batch_target(request: web.Request, store: BatchStore) -> web.Response:
     batch_id, _, method = request.match_info["target"].partition(":")
     batch = _batch(store, batch_id)
     if request.method == "GET" and not method:
-        return _json(_operation(store, batch))
+        return json_response(_operation(store, batch))
     if request.method == "POST" and method == "cancel":
         store.cancel(batch)
-        return _json({})
+        return json_response({})
     raise GoogleError(404, f"Method not found: {method or '(none)'}", "NOT_FOUND")
 
 
@@ -197,7 +184,7 @@ async def list_batches(request: web.Request, store: BatchStore) -> web.Response:
     doc: dict[str, Any] = {"operations": [_operation(store, b) for b in batches[start:start + size]]}
     if start + size < len(batches):
         doc["nextPageToken"] = str(start + size)
-    return _json(doc)
+    return json_response(doc)
 
 
 async def upload(request: web.Request, store: BatchStore) -> web.Response:
@@ -210,7 +197,7 @@ async def upload(request: web.Request, store: BatchStore) -> web.Response:
         meta = (orjson.loads(await request.read() or b"{}").get("file") or {})
         pending = store.add_file(b"", "pending", str(_field(meta, "display_name", "displayName") or ""), "upload-")
         url = f"{request.scheme}://{request.host}/upload/v1beta/files?upload_id={pending.id}"
-        return _json({}, {"X-Goog-Upload-URL": url, "X-Goog-Upload-Status": "active"})
+        return json_response({}, {"X-Goog-Upload-URL": url, "X-Goog-Upload-Status": "active"})
     started = store.files.get(upload_id)
     if started is None or started.purpose != "pending":
         raise GoogleError(404, f"Upload {upload_id} not found.", "NOT_FOUND")
@@ -219,7 +206,7 @@ async def upload(request: web.Request, store: BatchStore) -> web.Response:
     data = await request.read()
     del store.files[upload_id]
     stored = store.add_file(data, "batch", started.filename, "")
-    return _json({"file": {"name": "files/" + stored.id, "displayName": stored.filename, "mimeType": "application/jsonl",
+    return json_response({"file": {"name": "files/" + stored.id, "displayName": stored.filename, "mimeType": "application/jsonl",
                            "sizeBytes": str(len(data)), "state": "ACTIVE", "uri": f"files/{stored.id}"}})
 
 

@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from simulator.batches import (BATCHES, CANCELLED, CANCELLING, COMPLETED, ENDED, EXPIRED, FAILED, FINALIZING,
-                               QUEUED, RUNNING, BatchStore, SimBatch)
+from simulator.batches import (CANCELLED, CANCELLING, COMPLETED, ENDED, EXPIRED, FAILED, FINALIZING,
+                               QUEUED, RUNNING, BatchStore, SimBatch, after, guarded, json_response)
 from simulator.openai import STATE, RequestError, _authorized, _unauthorized, batch_answer, error_response
 
 PURPOSES = ("assistants", "batch", "fine-tune", "vision", "user_data", "evals")
@@ -35,19 +35,8 @@ def _file_object(f: Any) -> dict[str, Any]:
             "purpose": f.purpose, "status": "processed"}
 
 
-def _guarded(handler: Any) -> Any:
-    """Authorization, then a RequestError becomes OpenAI's error body."""
-
-    async def wrapper(request: web.Request) -> web.StreamResponse:
-        state = request.app[STATE]
-        if not _authorized(request, state):
-            return _unauthorized()
-        try:
-            return await handler(request, request.app[BATCHES])
-        except RequestError as err:
-            return error_response(err.status, err.message, err.type, err.param, err.code)
-
-    return wrapper
+_guarded = guarded(lambda request, state: None if _authorized(request, state) else _unauthorized(), RequestError,
+                   lambda err: error_response(err.status, err.message, err.type, err.param, err.code))
 
 
 async def upload_file(request: web.Request, store: BatchStore) -> web.Response:
@@ -71,7 +60,7 @@ async def upload_file(request: web.Request, store: BatchStore) -> web.Response:
     if purpose == "batch" and len(data) > MAX_FILE_BYTES:
         raise RequestError(400, f"File is too large: {len(data)} bytes; a batch file can be up to 200 MB.", "file")
     stored = store.add_file(data, str(purpose), upload.filename, "file-sim")
-    return _json(_file_object(stored))
+    return json_response(_file_object(stored))
 
 
 def _stored(store: BatchStore, file_id: str) -> Any:
@@ -88,11 +77,7 @@ async def file_content(request: web.Request, store: BatchStore) -> web.Response:
 
 async def file_object(request: web.Request, store: BatchStore) -> web.Response:
     """GET /v1/files/{id}."""
-    return _json(_file_object(_stored(store, request.match_info["id"])))
-
-
-def _json(doc: Any) -> web.Response:
-    return web.Response(body=orjson.dumps(doc), content_type="application/json")
+    return json_response(_file_object(_stored(store, request.match_info["id"])))
 
 
 def _check_metadata(metadata: Any) -> None:
@@ -183,7 +168,7 @@ async def create_batch(request: web.Request, store: BatchStore) -> web.Response:
     batch = store.create("openai", "batch_sim", [] if errors else requests, lambda b: batch_answer(state, b),
                          extra={"input_file_id": f.id, "metadata": body.get("metadata"), "endpoint": endpoint},
                          errors=errors)
-    return _json(_batch_object(store, batch))
+    return json_response(_batch_object(store, batch))
 
 
 def _result_files(store: BatchStore, batch: SimBatch) -> tuple[str | None, str | None]:
@@ -239,7 +224,7 @@ def _batch(store: BatchStore, batch_id: str) -> SimBatch:
 
 async def get_batch(request: web.Request, store: BatchStore) -> web.Response:
     """GET /v1/batches/{id}."""
-    return _json(_batch_object(store, _batch(store, request.match_info["id"])))
+    return json_response(_batch_object(store, _batch(store, request.match_info["id"])))
 
 
 async def cancel_batch(request: web.Request, store: BatchStore) -> web.Response:
@@ -247,20 +232,16 @@ async def cancel_batch(request: web.Request, store: BatchStore) -> web.Response:
     batch = _batch(store, request.match_info["id"])
     if not store.cancel(batch):
         raise RequestError(409, f"Cannot cancel a batch with status '{_WORDS[batch.ended_as or COMPLETED]}'.")
-    return _json(_batch_object(store, batch))
+    return json_response(_batch_object(store, batch))
 
 
 async def list_batches(request: web.Request, store: BatchStore) -> web.Response:
     """GET /v1/batches?limit=&after=."""
     limit = min(100, max(1, int(request.query.get("limit", "20"))))
-    batches = store.listed("openai")
-    after = request.query.get("after")
-    if after:
-        ids = [b.id for b in batches]
-        batches = batches[ids.index(after) + 1:] if after in ids else []
+    batches = after(store.listed("openai"), request.query.get("after"))
     page = batches[:limit]
     data = [_batch_object(store, b) for b in page]
-    return _json({"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
+    return json_response({"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
                   "last_id": data[-1]["id"] if data else None, "has_more": len(batches) > limit})
 
 

@@ -19,13 +19,15 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from simulator.core import SimState
+from simulator.openai import STATE
 
 Answer = Callable[[Any], tuple[int, bytes]]  # request body -> (status, response body), as the sync endpoint
 
@@ -173,3 +175,36 @@ class BatchStore:
 
 
 BATCHES = web.AppKey("sim_batches", BatchStore)
+Handler = Callable[[web.Request, BatchStore], Awaitable[web.StreamResponse]]
+
+
+def guarded(check: Callable[[web.Request, SimState], web.Response | None], error: type[Exception],
+            render: Callable[[Any], web.Response]) -> Callable[[Handler], Callable[..., Any]]:
+    """A wire's handler behind its key check (``check`` returns the refusal, or None), with
+    its ``error`` exception rendered in the wire's error shape."""
+
+    def wrap(handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        async def wrapper(request: web.Request) -> web.StreamResponse:
+            refused = check(request, request.app[STATE])
+            if refused is not None:
+                return refused
+            try:
+                return await handler(request, request.app[BATCHES])
+            except error as err:
+                return render(err)
+
+        return wrapper
+
+    return wrap
+
+
+def json_response(doc: Any, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=orjson.dumps(doc), content_type="application/json", headers=headers)
+
+
+def after(batches: list[SimBatch], batch_id: str | None) -> list[SimBatch]:
+    """The batches listed after ``batch_id`` (a list's cursor); all of them without one."""
+    if not batch_id:
+        return batches
+    ids = [b.id for b in batches]
+    return batches[ids.index(batch_id) + 1:] if batch_id in ids else []

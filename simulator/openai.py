@@ -193,7 +193,6 @@ def _completion(state: SimState, model: str, messages: list, decision: Decision,
     if last_user is None:
         last_user = texts[-1]
     cap = body.get("max_completion_tokens") or body.get("max_tokens")
-    state.stats.by_max_tokens[str(cap or "none")] += 1
     answer, cut, prompt_tokens, completion_tokens = reply(decision.behaviour.mode, texts, last_user, cap)
     schema = check_openai_format(body["response_format"]) if "response_format" in body else None
     if schema is not None:
@@ -260,6 +259,8 @@ async def _respond(request: web.Request, state: SimState, model: str, messages: 
     headers = decision.limit_headers
     if kind in ("ok", "refusal", "blocked"):
         state.record(model, 200, fp, ok=True)
+        cap = body.get("max_completion_tokens") or body.get("max_tokens")
+        state.stats.by_max_tokens[str(cap or "none")] += 1
         payload = _completion(state, model, messages, decision, body)
         return web.Response(body=payload, headers=_with_json(headers))
     faulted = transport_fault(request, state, model, kind, _MALFORMED, _with_json(headers))

@@ -12,6 +12,7 @@ import orjson
 from benchmark.dataset import Message
 from providers.base import ChatResult
 from providers.batch import TERMINAL, BatchOutcome, BatchRequest, BatchStatus
+from providers.errors import ErrorClass
 from providers.limits import Limits
 from providers.registry import make_batch_api, make_provider
 
@@ -86,3 +87,51 @@ async def http(method: str, url: str, *, headers: dict[str, str], body: Any = No
                 return r.status, orjson.loads(raw)
             except orjson.JSONDecodeError:
                 return r.status, raw
+
+
+async def same_as_sync(sim: Any, provider: str, model: str) -> ChatResult:
+    """Ask one question synchronously and in a batch; both must read the same. Returns the result."""
+    async with wires(sim, provider, model=model) as (adapter, batch):
+        sync = comparable(await adapter.chat(question(4)))
+        _, got = await run(batch, requests(adapter, [4]))
+        assert comparable(got["item-4"].result) == sync
+    return sync
+
+
+async def expire_some(provider: str) -> tuple[BatchStatus, dict[str, BatchOutcome], set[str]]:
+    """Ten requests, about half left unanswered by the simulator: (status, outcomes, the unanswered)."""
+    from simulator.process import SimServerProcess
+
+    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=0.2, batch_expire_rate=0.5) as sim:
+        async with wires(sim, provider) as (adapter, batch):
+            status, got = await run(batch, requests(adapter, list(range(10))))
+            unanswered = set(sim.stats()["batch_unanswered"])
+    assert len(got) == 10 and 0 < len(unanswered) < 10
+    assert all(got[c].result is not None for c in got if c not in unanswered)
+    return status, got, unanswered
+
+
+async def cancel_at_once(provider: str) -> tuple[BatchStatus, str, dict[str, BatchOutcome]]:
+    """A slow batch of two, cancelled as soon as made: (final status, the status word right after
+    the cancel, outcomes)."""
+    from simulator.process import SimServerProcess
+
+    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=4.0) as sim:
+        async with wires(sim, provider) as (adapter, batch):
+            batch_id = await batch.submit(requests(adapter, [0, 1]), label="to-cancel")
+            await batch.cancel(batch_id)
+            cancelling = (await batch.status(batch_id)).provider_status
+            status, _ = await wait(batch, batch_id)
+            return status, cancelling, await outcomes(batch, batch_id)
+
+
+async def all_failing(provider: str) -> tuple[BatchStatus, dict[str, BatchOutcome]]:
+    """Two requests on a simulator whose batch requests all fail with a 500."""
+    from simulator.process import SimServerProcess
+
+    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=0.2, batch_error_rate=1.0) as sim:
+        async with wires(sim, provider) as (adapter, batch):
+            status, got = await run(batch, requests(adapter, [0, 1]))
+    assert (status.succeeded, status.failed) == (0, 2)
+    assert {(o.error.klass, o.error.status) for o in got.values()} == {(ErrorClass.TRANSIENT, 500)}
+    return status, got

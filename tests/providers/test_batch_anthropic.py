@@ -6,7 +6,8 @@ import pytest
 from providers.batch import CANCELLED, ENDED, EXPIRED, BatchRequest
 from providers.errors import ErrorClass
 from simulator.process import SimServerProcess
-from tests.providers.batch_helpers import KEY, comparable, http, outcomes, question, requests, run, wait, wires
+from tests.providers.batch_helpers import (KEY, all_failing, cancel_at_once, expire_some, http, outcomes,
+                                           question, requests, run, same_as_sync, wait, wires)
 
 HEADERS = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
 PROFILES = {"m-refuse": {"faults": {"refusal": 1.0}}}
@@ -39,11 +40,8 @@ async def test_wire_shapes_states_and_answers(sim):
 
 @pytest.mark.parametrize("model", ["m1", "m-refuse"])
 async def test_a_batched_answer_is_the_synchronous_one(sim, model):
-    async with wires(sim, "anthropic", model=model) as (adapter, batch):
-        sync = comparable(await adapter.chat(question(4)))
-        _, got = await run(batch, requests(adapter, [4]))
-        assert comparable(got["item-4"].result) == sync
-        assert (sync.blocked == "refusal") == (model == "m-refuse")
+    sync = await same_as_sync(sim, "anthropic", model)
+    assert (sync.blocked == "refusal") == (model == "m-refuse")
 
 
 async def test_request_errors_are_classified(sim):
@@ -54,27 +52,16 @@ async def test_request_errors_are_classified(sim):
         status, got = await run(batch, [bad])
     assert status.state == ENDED and status.failed == 1
     assert got["bad"].error.klass is ErrorClass.PERMANENT and "seed: Extra inputs" in str(got["bad"].error)
-    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=0.2, batch_error_rate=1.0) as failing:
-        async with wires(failing, "anthropic") as (adapter, batch):
-            _, got = await run(batch, requests(adapter, [0]))
-    assert got["item-0"].error.klass is ErrorClass.TRANSIENT and got["item-0"].error.status == 500
+    await all_failing("anthropic")
 
 
 async def test_expiry_and_cancel_leave_requests_retryable():
-    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=0.2, batch_expire_rate=0.5) as sim:
-        async with wires(sim, "anthropic") as (adapter, batch):
-            status, got = await run(batch, requests(adapter, list(range(10))))
-            unanswered = sim.stats()["batch_unanswered"]
-    assert status.state == EXPIRED and 0 < len(unanswered) < 10 and len(got) == 10
+    status, got, unanswered = await expire_some("anthropic")
+    assert status.state == EXPIRED and status.provider_status == "ended"
     assert all(got[c].error.klass is ErrorClass.TRANSIENT and "expired" in str(got[c].error) for c in unanswered)
-    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=4.0) as sim:
-        async with wires(sim, "anthropic") as (adapter, batch):
-            batch_id = await batch.submit(requests(adapter, [0, 1]), label="to-cancel")
-            await batch.cancel(batch_id)
-            assert (await batch.status(batch_id)).provider_status == "canceling"
-            status, _ = await wait(batch, batch_id)
-            got = await outcomes(batch, batch_id)
-    assert status.state == CANCELLED and {o.error.klass for o in got.values()} == {ErrorClass.TRANSIENT}
+    status, cancelling, got = await cancel_at_once("anthropic")
+    assert status.state == CANCELLED and cancelling == "canceling"
+    assert {o.error.klass for o in got.values()} == {ErrorClass.TRANSIENT}
 
 
 async def test_find_cannot_recover_a_batch(sim):

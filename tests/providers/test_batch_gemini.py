@@ -7,7 +7,8 @@ from providers import batch_gemini
 from providers.batch import CANCELLED, ENDED, EXPIRED, BatchRequest
 from providers.errors import ErrorClass
 from simulator.process import SimServerProcess
-from tests.providers.batch_helpers import KEY, comparable, http, outcomes, question, requests, run, wait, wires
+from tests.providers.batch_helpers import (KEY, all_failing, cancel_at_once, expire_some, http, outcomes,
+                                           requests, run, same_as_sync, wait, wires)
 
 HEADERS = {"x-goog-api-key": KEY}
 PROFILES = {"m-refuse": {"faults": {"blocked": 1.0}}}
@@ -39,11 +40,8 @@ async def test_wire_shapes_states_and_answers(sim, inline, monkeypatch):
 
 @pytest.mark.parametrize("model", ["m1", "m-refuse"])
 async def test_a_batched_answer_is_the_synchronous_one(sim, model):
-    async with wires(sim, "gemini", model=model) as (adapter, batch):
-        sync = comparable(await adapter.chat(question(4)))
-        _, got = await run(batch, requests(adapter, [4]))
-        assert comparable(got["item-4"].result) == sync
-        assert (sync.blocked == "SAFETY") == (model == "m-refuse")
+    sync = await same_as_sync(sim, "gemini", model)
+    assert (sync.blocked == "SAFETY") == (model == "m-refuse")
 
 
 async def test_request_errors_are_classified(sim):
@@ -52,27 +50,17 @@ async def test_request_errors_are_classified(sim):
         status, got = await run(batch, [bad])
     assert status.state == ENDED and status.failed == 1
     assert got["bad"].error.klass is ErrorClass.PERMANENT and "valid role" in str(got["bad"].error)
-    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=0.2, batch_error_rate=1.0) as failing:
-        async with wires(failing, "gemini") as (adapter, batch):
-            _, got = await run(batch, requests(adapter, [0]))
-    assert got["item-0"].error.klass is ErrorClass.TRANSIENT and got["item-0"].error.status == 500
+    await all_failing("gemini")
 
 
 async def test_expiry_and_cancel_leave_requests_retryable():
-    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=0.2, batch_expire_rate=0.5) as sim:
-        async with wires(sim, "gemini") as (adapter, batch):
-            status, got = await run(batch, requests(adapter, list(range(10))))
-            unanswered = sim.stats()["batch_unanswered"]
     # Gemini returns no response for an unattempted request: reported missing, asked again.
-    assert status.state == EXPIRED and 0 < len(unanswered) < 10 and len(got) == 10
-    assert all(got[c].error.klass is ErrorClass.TRANSIENT for c in unanswered)
-    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=4.0) as sim:
-        async with wires(sim, "gemini") as (adapter, batch):
-            batch_id = await batch.submit(requests(adapter, [0, 1]), label="to-cancel")
-            await batch.cancel(batch_id)
-            status, _ = await wait(batch, batch_id)
-            got = await outcomes(batch, batch_id)
-    assert status.state == CANCELLED and {o.error.klass for o in got.values()} == {ErrorClass.TRANSIENT}
+    status, got, unanswered = await expire_some("gemini")
+    assert status.state == EXPIRED and status.provider_status == "BATCH_STATE_EXPIRED"
+    assert all(got[c].error.klass is ErrorClass.TRANSIENT and "not answered" in str(got[c].error) for c in unanswered)
+    status, cancelling, got = await cancel_at_once("gemini")
+    assert status.state == CANCELLED and cancelling == "BATCH_STATE_RUNNING"
+    assert {o.error.klass for o in got.values()} == {ErrorClass.TRANSIENT}
 
 
 async def test_find_by_display_name(sim):

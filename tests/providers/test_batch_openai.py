@@ -8,8 +8,8 @@ from benchmark.dataset import Message
 from providers.batch import CANCELLED, ENDED, EXPIRED, FAILED, BatchRequest
 from providers.errors import ErrorClass, ProviderError
 from simulator.process import SimServerProcess
-from tests.providers.batch_helpers import (KEY, comparable, http, outcomes, question, requests, run, wait,
-                                          wires)
+from tests.providers.batch_helpers import (KEY, all_failing, cancel_at_once, expire_some, http, outcomes,
+                                           requests, run, same_as_sync, wait, wires)
 
 AUTH = {"Authorization": f"Bearer {KEY}"}
 PROFILES = {"m-refuse": {"faults": {"refusal": 1.0}}}
@@ -52,20 +52,13 @@ async def test_wire_shapes_states_and_answers(sim):
 
 @pytest.mark.parametrize("model", ["m1", "m-refuse"])
 async def test_a_batched_answer_is_the_synchronous_one(sim, model):
-    async with wires(sim, "openai", model=model) as (adapter, batch):
-        sync = comparable(await adapter.chat(question(4)))
-        _, got = await run(batch, requests(adapter, [4]))
-        assert comparable(got["item-4"].result) == sync
-        assert (sync.blocked == "refusal") == (model == "m-refuse")
+    sync = await same_as_sync(sim, "openai", model)
+    assert (sync.blocked == "refusal") == (model == "m-refuse")
 
 
 async def test_request_errors_are_classified():
-    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=0.2, batch_error_rate=1.0) as sim:
-        async with wires(sim, "openai") as (adapter, batch):
-            status, got = await run(batch, requests(adapter, [0, 1]))
-    assert status.state == ENDED and (status.succeeded, status.failed) == (0, 2)
-    assert {o.error.klass for o in got.values()} == {ErrorClass.TRANSIENT}
-    assert {o.error.status for o in got.values()} == {500}
+    status, _ = await all_failing("openai")
+    assert status.state == ENDED
 
 
 async def test_an_invalid_request_is_permanent(sim):
@@ -92,26 +85,15 @@ async def test_failed_requests_retried_in_a_new_batch_are_answered_once():
 
 
 async def test_expiry_leaves_requests_unanswered_and_retryable():
-    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=0.2, batch_expire_rate=0.5) as sim:
-        async with wires(sim, "openai") as (adapter, batch):
-            status, got = await run(batch, requests(adapter, list(range(10))))
-            unanswered = sim.stats()["batch_unanswered"]
+    status, got, unanswered = await expire_some("openai")
     assert status.state == EXPIRED and status.provider_status == "expired"
-    assert len(got) == 10 and 0 < len(unanswered) < 10
     for cid in unanswered:
         assert got[cid].error.klass is ErrorClass.TRANSIENT and "batch_expired" in str(got[cid].error)
-    assert all(got[c].result is not None for c in got if c not in unanswered)
 
 
 async def test_cancel():
-    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=4.0) as sim:
-        async with wires(sim, "openai") as (adapter, batch):
-            batch_id = await batch.submit(requests(adapter, [0, 1]), label="to-cancel")
-            await batch.cancel(batch_id)
-            assert (await batch.status(batch_id)).provider_status == "cancelling"
-            status, _ = await wait(batch, batch_id)
-            got = await outcomes(batch, batch_id)
-    assert status.state == CANCELLED
+    status, cancelling, got = await cancel_at_once("openai")
+    assert status.state == CANCELLED and cancelling == "cancelling"
     assert {c: o.error.klass for c, o in got.items()} == {"item-0": ErrorClass.TRANSIENT,
                                                           "item-1": ErrorClass.TRANSIENT}
 
