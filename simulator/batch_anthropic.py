@@ -77,7 +77,8 @@ async def create_batch(request: web.Request, store: BatchStore) -> web.Response:
     except orjson.JSONDecodeError:
         raise AnthropicError(400, "There was an issue with your request body: invalid JSON") from None
     state = request.app[STATE]
-    batch = store.create("anthropic", "msgbatch_sim", _requests(body), lambda params: batch_answer(state, params))
+    batch = store.create("anthropic", "msgbatch_sim", _requests(body), lambda params: batch_answer(state, params),
+                         lambda params: str(params.get("model")))
     return json_response(_batch_object(request, store, batch))
 
 

@@ -107,7 +107,7 @@ async def create_batch(request: web.Request, store: BatchStore) -> web.Response:
                           "file_name is required")
     requests = _from_file(store, file_name) if file_name is not None else _inline(config["requests"])
     state = request.app[STATE]
-    created = store.create("gemini", "sim", requests, lambda b: batch_answer(state, model, b),
+    created = store.create("gemini", "sim", requests, lambda b: batch_answer(state, model, b), lambda _: model,
                            extra={"model": model, "display_name": label, "inline": file_name is None})
     return json_response(_operation(store, created))
 

@@ -166,6 +166,7 @@ async def create_batch(request: web.Request, store: BatchStore) -> web.Response:
     requests, errors = _read_lines(f.data, endpoint)
     state = request.app[STATE]
     batch = store.create("openai", "batch_sim", [] if errors else requests, lambda b: batch_answer(state, b),
+                         lambda b: str(b.get("model")),
                          extra={"input_file_id": f.id, "metadata": body.get("metadata"), "endpoint": endpoint},
                          errors=errors)
     return json_response(_batch_object(store, batch))

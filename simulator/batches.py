@@ -44,6 +44,14 @@ class Result:
     body: bytes = b""
 
 
+@dataclass(frozen=True)
+class Pending:
+    custom_id: str
+    body: Any
+    key: str  # "{model}/{custom_id}": custom_ids repeat across models (the engine's are per item)
+    attempt: int  # how often this key was submitted before
+
+
 @dataclass
 class StoredFile:
     id: str
@@ -57,7 +65,7 @@ class StoredFile:
 class SimBatch:
     id: str
     provider: str
-    requests: list[tuple[str, Any, int]]  # (custom_id, body, attempt: earlier submissions of that id)
+    requests: list[Pending]
     answer: Answer
     created: float  # monotonic
     created_at: int  # unix seconds
@@ -79,7 +87,7 @@ class BatchStore:
         self.files: dict[str, StoredFile] = {}
         self.batches: dict[str, SimBatch] = {}  # in creation order
         self._ids = itertools.count(1)
-        self._submitted: Counter[tuple[str, str]] = Counter()  # (provider, custom_id) -> submissions
+        self._submitted: Counter[str] = Counter()  # Pending.key -> submissions
 
     def new_id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids):06d}"
@@ -89,16 +97,18 @@ class BatchStore:
         self.files[stored.id] = stored
         return stored
 
-    def create(self, provider: str, prefix: str, requests: list[tuple[str, Any]], answer: Answer, *,
-               extra: dict[str, Any] | None = None, errors: list[dict[str, Any]] | None = None) -> SimBatch:
-        """A new batch; one with ``errors`` failed validation and ends failed, answering nothing."""
+    def create(self, provider: str, prefix: str, requests: list[tuple[str, Any]], answer: Answer,
+               model_of: Callable[[Any], str], *, extra: dict[str, Any] | None = None,
+               errors: list[dict[str, Any]] | None = None) -> SimBatch:
+        """A new batch of (custom_id, body) requests; ``model_of`` names a body's model. One with
+        ``errors`` failed validation and ends failed, answering nothing."""
         stats = self.state.stats
         stats.batches_created[provider] += 1
         stats.batch_requests[provider] += len(requests)
         numbered = []
         for custom_id, body in requests:
-            key = (provider, custom_id)
-            numbered.append((custom_id, body, self._submitted[key]))
+            key = f"{model_of(body)}/{custom_id}"
+            numbered.append(Pending(custom_id, body, key, self._submitted[key]))
             self._submitted[key] += 1
         batch = SimBatch(self.new_id(prefix), provider, numbered, answer, time.monotonic(), int(time.time()),
                          self.state.config.batch_latency_s, extra or {}, errors or [])
@@ -144,22 +154,22 @@ class BatchStore:
             progress = (batch.cancel_at - batch.created - batch.latency_s * 0.2) / (batch.latency_s * 0.6)
             reached = int(len(batch.requests) * min(1.0, max(0.0, progress)))
         results = []
-        for i, (custom_id, body, attempt) in enumerate(batch.requests):
+        for i, p in enumerate(batch.requests):
             if how == FAILED:
                 break
             if i >= reached:
-                results.append(Result(custom_id, "cancelled"))
-            elif draw("expire:" + custom_id, attempt) < config.batch_expire_rate:
-                results.append(Result(custom_id, "expired"))
-            elif draw("error:" + custom_id, attempt) < config.batch_error_rate:
-                results.append(Result(custom_id, "error", 500))
+                results.append(Result(p.custom_id, "cancelled"))
+            elif draw("expire:" + p.key, p.attempt) < config.batch_expire_rate:
+                results.append(Result(p.custom_id, "expired"))
+            elif draw("error:" + p.key, p.attempt) < config.batch_error_rate:
+                results.append(Result(p.custom_id, "error", 500))
             else:
-                status, raw = batch.answer(body)
-                results.append(Result(custom_id, "ok", status, raw))
-        for r in results:
+                status, raw = batch.answer(p.body)
+                results.append(Result(p.custom_id, "ok", status, raw))
+        for p, r in zip(batch.requests, results):
             counter = (stats.batch_answered if r.kind == "ok" and r.status == 200 else
                        stats.batch_errored if r.kind in ("ok", "error") else stats.batch_unanswered)
-            counter[r.custom_id] += 1
+            counter[p.key] += 1
         if how == COMPLETED and any(r.kind == "expired" for r in results):
             how = EXPIRED
         batch.results, batch.ended_as, batch.ended_at = results, how, int(time.time())

@@ -63,7 +63,7 @@ class SimConfig:
     n_ctx: int | None = None
     # Batch APIs (simulator/batches.py): seconds from creation to the end of a batch, and the
     # share of its requests that fail (a 500) or are left unanswered (the batch then expires),
-    # drawn by (seed, custom_id, how often that custom_id was submitted before).
+    # drawn by (seed, model and custom_id, how often that pair was submitted before).
     batch_latency_s: float = 0.5
     batch_error_rate: float = 0.0
     batch_expire_rate: float = 0.0
@@ -279,9 +279,10 @@ class Stats:
         # Batch APIs: by_model and the others above count synchronous calls only.
         self.batches_created: defaultdict[str, int] = defaultdict(int)  # provider -> batches
         self.batch_requests: defaultdict[str, int] = defaultdict(int)  # provider -> requests submitted
-        self.batch_answered: defaultdict[str, int] = defaultdict(int)  # custom_id -> answers (200)
-        self.batch_errored: defaultdict[str, int] = defaultdict(int)  # custom_id -> failed answers
-        self.batch_unanswered: defaultdict[str, int] = defaultdict(int)  # custom_id -> expired / cancelled
+        # "{model}/{custom_id}" -> answers (200) / failed answers / expired or cancelled
+        self.batch_answered: defaultdict[str, int] = defaultdict(int)
+        self.batch_errored: defaultdict[str, int] = defaultdict(int)
+        self.batch_unanswered: defaultdict[str, int] = defaultdict(int)
 
     def snapshot(self) -> dict[str, Any]:
         return {

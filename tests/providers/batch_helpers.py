@@ -15,6 +15,7 @@ from providers.batch import TERMINAL, BatchOutcome, BatchRequest, BatchStatus
 from providers.errors import ErrorClass
 from providers.limits import Limits
 from providers.registry import make_batch_api, make_provider
+from simulator.process import SimServerProcess
 
 KEY = "sk-batch-test-" + "k" * 24
 GEN = {"temperature": 0.0, "max_tokens": 16}
@@ -100,12 +101,10 @@ async def same_as_sync(sim: Any, provider: str, model: str) -> ChatResult:
 
 async def expire_some(provider: str) -> tuple[BatchStatus, dict[str, BatchOutcome], set[str]]:
     """Ten requests, about half left unanswered by the simulator: (status, outcomes, the unanswered)."""
-    from simulator.process import SimServerProcess
-
     with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=0.2, batch_expire_rate=0.5) as sim:
         async with wires(sim, provider) as (adapter, batch):
             status, got = await run(batch, requests(adapter, list(range(10))))
-            unanswered = set(sim.stats()["batch_unanswered"])
+            unanswered = {key.rsplit("/", 1)[1] for key in sim.stats()["batch_unanswered"]}  # model/custom_id
     assert len(got) == 10 and 0 < len(unanswered) < 10
     assert all(got[c].result is not None for c in got if c not in unanswered)
     return status, got, unanswered
@@ -114,8 +113,6 @@ async def expire_some(provider: str) -> tuple[BatchStatus, dict[str, BatchOutcom
 async def cancel_at_once(provider: str) -> tuple[BatchStatus, str, dict[str, BatchOutcome]]:
     """A slow batch of two, cancelled as soon as made: (final status, the status word right after
     the cancel, outcomes)."""
-    from simulator.process import SimServerProcess
-
     with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=4.0) as sim:
         async with wires(sim, provider) as (adapter, batch):
             batch_id = await batch.submit(requests(adapter, [0, 1]), label="to-cancel")
@@ -127,8 +124,6 @@ async def cancel_at_once(provider: str) -> tuple[BatchStatus, str, dict[str, Bat
 
 async def all_failing(provider: str) -> tuple[BatchStatus, dict[str, BatchOutcome]]:
     """Two requests on a simulator whose batch requests all fail with a 500."""
-    from simulator.process import SimServerProcess
-
     with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=0.2, batch_error_rate=1.0) as sim:
         async with wires(sim, provider) as (adapter, batch):
             status, got = await run(batch, requests(adapter, [0, 1]))

@@ -80,8 +80,18 @@ async def test_failed_requests_retried_in_a_new_batch_are_answered_once():
                 rounds += 1
             stats = sim.stats()
     assert not pending and rounds > 1  # some failed the first time, and every one got through
-    assert stats["batch_answered"] == {f"item-{i}": 1 for i in range(12)}
+    assert stats["batch_answered"] == {f"m1/item-{i}": 1 for i in range(12)}
     assert stats["batches_created"] == {"openai": rounds} and stats["by_model"] == {}  # no synchronous call
+
+
+async def test_answers_are_counted_per_model_and_custom_id():
+    with SimServerProcess(mode="gold", api_key=KEY, batch_latency_s=0.2) as sim:
+        for model in ("m1", "m2"):  # the engine's custom_ids name the item, not the model
+            async with wires(sim, "openai", model=model) as (adapter, batch):
+                await run(batch, requests(adapter, [0, 1]), label=model)
+        stats = sim.stats()
+    assert stats["batch_answered"] == {"m1/item-0": 1, "m1/item-1": 1, "m2/item-0": 1, "m2/item-1": 1}
+    assert stats["batch_requests"] == {"openai": 4}
 
 
 async def test_expiry_leaves_requests_unanswered_and_retryable():
