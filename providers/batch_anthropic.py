@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import orjson
+from yarl import URL
 
 from providers.anthropic import AnthropicChat
 from providers.batch import (CANCELLED, CUSTOM_ID, ENDED, EXPIRED, RUNNING, BatchOutcome, BatchRequest,
@@ -69,8 +70,12 @@ class AnthropicBatch(BatchHttp):
     async def results(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
         try:
             doc = await self._batch(batch_id)
-            url = doc.get("results_url") or f"{self._batches}/{batch_id}/results"
-            raw, _ = await self._call("GET", str(url))
+            # The documented advice is to follow results_url, not to build the path; the key is
+            # only sent to the host it was configured for, though.
+            url = str(doc.get("results_url") or "")
+            if not url or URL(url).host != URL(self._batches).host:
+                url = f"{self._batches}/{batch_id}/results"
+            raw, _ = await self._call("GET", url)
         except Exception as e:  # noqa: BLE001 - redacted, then raised as it is
             raise self._redactor.error(e) from None
         seen: set[str] = set()
