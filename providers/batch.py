@@ -15,7 +15,9 @@ again with ``find`` instead of being submitted twice.
 
 from __future__ import annotations
 
-from typing import AsyncIterator, Protocol, Sequence
+import re
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
 
 import msgspec
 
@@ -33,6 +35,25 @@ CANCELLED = "cancelled"  # cancelled; results of the finished requests can still
 TERMINAL = (ENDED, FAILED, EXPIRED, CANCELLED)
 
 
+# A custom_id every provider accepts: Anthropic's rule (^[a-zA-Z0-9_-]{1,64}$) is the
+# strictest (OpenAI takes any string, Gemini's metadata key any string).
+CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+def check_requests(requests: Sequence[BatchRequest], pattern: re.Pattern[str] | None = CUSTOM_ID) -> None:
+    """Refuse a batch the provider would refuse whole: empty, a custom_id twice, or one
+    the provider does not accept. A ValueError: the caller's mistake, not the provider's."""
+    if not requests:
+        raise ValueError("a batch needs at least one request")
+    seen: set[str] = set()
+    for r in requests:
+        if r.custom_id in seen:
+            raise ValueError(f"custom_id {r.custom_id!r} twice in one batch")
+        if pattern is not None and not pattern.fullmatch(r.custom_id):
+            raise ValueError(f"custom_id {r.custom_id!r} does not match {pattern.pattern}")
+        seen.add(r.custom_id)
+
+
 class BatchRequest(msgspec.Struct, frozen=True):
     custom_id: str  # unique within the batch; the engine's key of the item
     body: bytes  # the synchronous request body (adapter.request_body)
@@ -44,6 +65,7 @@ class BatchStatus(msgspec.Struct, frozen=True):
     total: int = 0
     succeeded: int = 0
     failed: int = 0  # errored + expired + cancelled requests, as the provider counts them
+    message: str | None = None  # why a batch failed (the provider's errors), keys redacted
 
 
 class BatchOutcome(msgspec.Struct):

@@ -209,3 +209,61 @@ def retry_after(headers: Mapping[str, str], body: str = "") -> float | None:
                 except ValueError:
                     pass
     return wait
+
+
+# --------------------------------------------------------------------------- batch requests
+# One request of a provider batch (providers/batch_*.py) fails on its own, reported in the
+# batch's results rather than as an HTTP status. Each wire's word is mapped to the HTTP status
+# the synchronous call would have got, so the same rules classify it.
+
+# Anthropic error types (https://docs.anthropic.com/en/api/errors) -> HTTP status.
+ANTHROPIC_ERROR_STATUS = {"invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
+                          "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
+                          "rate_limit_error": 429, "api_error": 500, "timeout_error": 504,
+                          "overloaded_error": 529}
+# google.rpc.Code (numbers and names) -> HTTP status, as Google's own mapping.
+GRPC_STATUS = {1: 499, 2: 500, 3: 400, 4: 504, 5: 404, 6: 409, 7: 403, 8: 429, 9: 400, 10: 409, 11: 400,
+               12: 501, 13: 500, 14: 503, 15: 500, 16: 401}
+GRPC_NAMES = {"CANCELLED": 1, "UNKNOWN": 2, "INVALID_ARGUMENT": 3, "DEADLINE_EXCEEDED": 4, "NOT_FOUND": 5,
+              "ALREADY_EXISTS": 6, "PERMISSION_DENIED": 7, "RESOURCE_EXHAUSTED": 8, "FAILED_PRECONDITION": 9,
+              "ABORTED": 10, "OUT_OF_RANGE": 11, "UNIMPLEMENTED": 12, "INTERNAL": 13, "UNAVAILABLE": 14,
+              "DATA_LOSS": 15, "UNAUTHENTICATED": 16}
+# OpenAI batch error-file codes that mean "never attempted" rather than "refused".
+_NOT_ATTEMPTED = {"batch_expired", "batch_cancelled", "batch_canceled"}
+
+
+def unanswered(reason: str) -> ProviderError:
+    """A batch request the batch never answered (expired, cancelled, missing): asked again."""
+    return ProviderError(ErrorClass.TRANSIENT, f"batch request not answered: {reason}")
+
+
+def batch_request_error(status: int | None, text: str, code: str | None = None) -> ProviderError:
+    """One failed request of a batch: ``status`` as the synchronous call would have had it
+    (None when the provider gives only a ``code``), ``text`` the error body or message."""
+    if code in _NOT_ATTEMPTED:
+        return unanswered(code or "")
+    if status is None:
+        # An OpenAI error-file line without a response: a refusal of the line itself
+        # (invalid body, wrong model ...), unless it reads like a server-side failure.
+        server = code is not None and any(w in code for w in ("server", "internal", "timeout", "rate_limit"))
+        status = 500 if server else 400
+        if code:
+            text = orjson.dumps({"error": {"message": text, "code": code}}).decode()
+    return status_error(status, text, {})
+
+
+def anthropic_request_error(error: Mapping[str, Any]) -> ProviderError:
+    """An Anthropic ``errored`` result: ``{"type": "error", "error": {"type", "message"}}`` (or the inner object)."""
+    nested = error.get("error")
+    inner = nested if isinstance(nested, Mapping) else error
+    status = ANTHROPIC_ERROR_STATUS.get(str(inner.get("type")), 400)
+    return batch_request_error(status, orjson.dumps({"type": "error", "error": inner}).decode())
+
+
+def grpc_request_error(status: Mapping[str, Any]) -> ProviderError:
+    """A Gemini per-request ``google.rpc.Status`` ``{"code", "message", "details"}``."""
+    code = status.get("code")
+    if isinstance(code, str):
+        code = GRPC_NAMES.get(code, 2)
+    http = GRPC_STATUS.get(code, 500) if isinstance(code, int) else 500
+    return batch_request_error(http, orjson.dumps({"error": dict(status)}).decode())

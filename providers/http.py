@@ -67,6 +67,25 @@ class HttpChat:
         """Seconds to hold this model back, from the response's rate-limit headers."""
         return None
 
+    # -- read by the batch wires (providers/batch_http.py), which speak to the same endpoint
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return dict(self._headers)
+
+    @property
+    def redactor(self) -> Redactor:
+        return self._redactor
+
+    @property
+    def retry_settings(self) -> tuple[int, float]:
+        """(max_retries, backoff_base_s)."""
+        return self._max_retries, self._backoff_base_s
+
     # -- the shared machinery
 
     def _client(self) -> aiohttp.ClientSession:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from providers.anthropic import AnthropicChat
 from providers.base import Provider
+from providers.batch import BatchAPI
+from providers.batch_anthropic import AnthropicBatch
+from providers.batch_gemini import GeminiBatch
+from providers.batch_openai import OpenAIBatch
 from providers.breaker import Breaker
 from providers.gemini import GeminiChat
+from providers.http import HttpChat
 from providers.limits import Limits
 from providers.openai import OpenAIChat
 
@@ -51,3 +56,21 @@ def make_provider(provider: str, *, base_url: str, model: str, api_key: str | No
             raise ValueError(f"provider {provider!r} has no answer constraint")
         kwargs["answer_constraint"] = answer_constraint
     return cls(**kwargs)
+
+
+# provider -> its batch wire (providers/batch.py); "local" and other OpenAI-compatible hosts have none.
+BATCH_APIS: dict[str, Callable[..., BatchAPI]] = {"openai": OpenAIBatch, "anthropic": AnthropicBatch, "gemini": GeminiBatch}
+BATCHABLE = tuple(BATCH_APIS)
+
+
+def make_batch_api(provider: str, adapter: Provider, **options: Any) -> BatchAPI:
+    """The batch wire of ``provider`` on its synchronous ``adapter`` (made by ``make_provider``).
+
+    ``options``: ``timeout_s`` of a control call (default 600: downloads are large),
+    ``max_retries`` and ``backoff_base_s`` (default: the adapter's)."""
+    if provider not in BATCH_APIS:
+        raise ValueError(f"provider {provider!r} has no batch API (batchable: {', '.join(BATCHABLE)})")
+    cls = BATCH_APIS[provider]
+    if not isinstance(adapter, HttpChat):
+        raise TypeError(f"a batch API needs an HTTP adapter, not {type(adapter).__name__}")
+    return cls(adapter, **options)

@@ -137,9 +137,8 @@ def _message(state: SimState, model: str, system: str, turns: list[tuple[str, st
     })
 
 
-async def messages(request: web.Request) -> web.StreamResponse:
-    """POST /v1/messages."""
-    state = request.app[STATE]
+def check_headers(request: web.Request, state: SimState) -> web.Response | None:
+    """The 401 or 400 for a missing or bad key or version header (None when they are fine)."""
     key = request.headers.get("x-api-key")
     if state.config.api_key and not key:
         state.record(None, 401)
@@ -148,12 +147,33 @@ async def messages(request: web.Request) -> web.StreamResponse:
         state.record(None, 401)
         return error_response(401, "authentication_error", "invalid x-api-key")  # never echo the key
     version = request.headers.get("anthropic-version")
+    if not version or version not in VERSIONS:
+        state.record(None, 400)
+        message = (f"anthropic-version: invalid version {version!r}" if version
+                   else "anthropic-version: header is required")
+        return error_response(400, "invalid_request_error", message)
+    return None
+
+
+def batch_answer(state: SimState, body: Any) -> tuple[int, bytes]:
+    """One request of a batch (its ``params``), answered as ``/v1/messages`` would answer it."""
+    try:
+        model, system, turns, max_tokens = validate(body)
+    except AnthropicError as err:
+        return err.status, orjson.dumps({"type": "error", "error": {"type": err.type, "message": err.message}})
+    fp = fingerprint(model, [system, turns])
+    decision = Decision(state.answer_kind(model, fp), 0.0, None, None, state.config.behaviour(model))
+    return 200, _message(state, model, system, turns, max_tokens, decision)
+
+
+async def messages(request: web.Request) -> web.StreamResponse:
+    """POST /v1/messages."""
+    state = request.app[STATE]
+    refused = check_headers(request, state)
+    if refused is not None:
+        return refused
     model = None
     try:
-        if not version:
-            raise AnthropicError(400, "anthropic-version: header is required")
-        if version not in VERSIONS:
-            raise AnthropicError(400, f"anthropic-version: invalid version {version!r}")
         try:
             body = orjson.loads(await request.read())
         except orjson.JSONDecodeError:

@@ -61,6 +61,12 @@ class SimConfig:
     # A llama.cpp server (simulator/llama.py): requests evaluated at once, and the context window.
     slots: int | None = None
     n_ctx: int | None = None
+    # Batch APIs (simulator/batches.py): seconds from creation to the end of a batch, and the
+    # share of its requests that fail (a 500) or are left unanswered (the batch then expires),
+    # drawn by (seed, model and custom_id, how often that pair was submitted before).
+    batch_latency_s: float = 0.5
+    batch_error_rate: float = 0.0
+    batch_expire_rate: float = 0.0
 
     def behaviour(self, model: str) -> Behaviour:
         return self.profiles.get(model, self.default)
@@ -161,6 +167,9 @@ def config_from_knobs(
     echo_key: bool = False,
     slots: int | None = None,
     n_ctx: int | None = None,
+    batch_latency_s: float = 0.5,
+    batch_error_rate: float = 0.0,
+    batch_expire_rate: float = 0.0,
     **default_knobs: Any,
 ) -> SimConfig:
     """Build a config from plain values (the one path for CLI, subprocess and tests)."""
@@ -172,7 +181,15 @@ def config_from_knobs(
     key = tuple(api_key) if isinstance(api_key, (list, tuple)) else api_key
     return SimConfig(default, built, tuple(models), key or None, int(seed),
                      bool(strict_models), float(rpm_window_s), bool(echo_key),
-                     int(slots) if slots else None, int(n_ctx) if n_ctx else None)
+                     int(slots) if slots else None, int(n_ctx) if n_ctx else None,
+                     float(batch_latency_s), _rate(batch_error_rate, "batch_error_rate"),
+                     _rate(batch_expire_rate, "batch_expire_rate"))
+
+
+def _rate(value: Any, name: str) -> float:
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value}")
+    return float(value)
 
 
 # --------------------------------------------------------------------------- answers
@@ -259,6 +276,13 @@ class Stats:
         self.by_prompt_ok: defaultdict[str, int] = defaultdict(int)
         self.throttled_by_model: defaultdict[str, int] = defaultdict(int)  # 429s of the rpm limit
         self.by_max_tokens: defaultdict[str, int] = defaultdict(int)  # output cap asked for ('none': unset)
+        # Batch APIs: by_model and the others above count synchronous calls only.
+        self.batches_created: defaultdict[str, int] = defaultdict(int)  # provider -> batches
+        self.batch_requests: defaultdict[str, int] = defaultdict(int)  # provider -> requests submitted
+        # "{model}/{custom_id}" -> answers (200) / failed answers / expired or cancelled
+        self.batch_answered: defaultdict[str, int] = defaultdict(int)
+        self.batch_errored: defaultdict[str, int] = defaultdict(int)
+        self.batch_unanswered: defaultdict[str, int] = defaultdict(int)
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -270,6 +294,11 @@ class Stats:
             "by_prompt_ok": self.by_prompt_ok,
             "throttled_by_model": self.throttled_by_model,
             "by_max_tokens": self.by_max_tokens,
+            "batches_created": self.batches_created,
+            "batch_requests": self.batch_requests,
+            "batch_answered": self.batch_answered,
+            "batch_errored": self.batch_errored,
+            "batch_unanswered": self.batch_unanswered,
         }
 
 
@@ -324,13 +353,23 @@ class SimState:
             self.stats.by_fault[kind] += 1
         return Decision(kind, self._delay(beh), None, headers, beh, window)
 
+    def draw(self, key: str, attempt: int) -> float:
+        """A uniform number in [0, 1) fixed by (seed, key, attempt)."""
+        # Keyed rather than one shared random stream, so the same attempt at the same
+        # prompt gets the same fault whatever the arrival order of concurrent
+        # requests: runs are reproducible.
+        digest = hashlib.blake2b(b"%s:%s:%d" % (self._seed, key.encode(), attempt), digest_size=8).digest()
+        return int.from_bytes(digest, "big") / 2.0**64
+
+    def answer_kind(self, model: str, fp: str) -> str:
+        """A batch request's answer: "refusal" or "blocked" when the model's faults would make the
+        first synchronous call of that prompt one, else "ok" (a batch has no transport faults)."""
+        beh = self.config.behaviour(model)
+        kind = self._draw_fault(beh.faults, fp, 0) if beh.faults else "ok"
+        return kind if kind in ("refusal", "blocked") else "ok"
+
     def _draw_fault(self, faults: tuple[tuple[str, float], ...], fp: str, attempt: int) -> str:
-        # Keyed by (seed, prompt, attempt) rather than one shared random stream, so
-        # the same attempt at the same prompt gets the same fault whatever the
-        # arrival order of concurrent requests: runs are reproducible.
-        digest = hashlib.blake2b(b"%s:%s:%d" % (self._seed, fp.encode(), attempt),
-                                 digest_size=8).digest()
-        u = int.from_bytes(digest, "big") / 2.0**64
+        u = self.draw(fp, attempt)
         for kind, bound in faults:
             if u < bound:
                 return kind

@@ -141,13 +141,8 @@ def _answer(state: SimState, model: str, system: str, turns: list[tuple[str, str
     })
 
 
-async def generate_content(request: web.Request) -> web.StreamResponse:
-    """POST /v1beta/models/{model}:generateContent."""
-    state = request.app[STATE]
-    model, _, method = request.match_info["target"].partition(":")
-    if method != "generateContent":
-        state.record(None, 404)
-        return error_response(404, "NOT_FOUND", f"Method not found: {method or '(none)'}")
+def check_key(request: web.Request, state: SimState) -> web.Response | None:
+    """The 403 / 400 for a missing or bad key (None when it is fine)."""
     key = request.headers.get("x-goog-api-key") or request.query.get("key")
     if state.config.api_key and not key:
         state.record(None, 403)
@@ -158,6 +153,42 @@ async def generate_content(request: web.Request) -> web.StreamResponse:
         state.record(None, 400)
         return error_response(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.",
                               [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}])
+    return None
+
+
+def batch_answer(state: SimState, model: str, body: Any) -> tuple[int, bytes]:
+    """One request of a batch, answered as ``:generateContent`` would answer it."""
+    try:
+        system, turns, config = validate(body)
+    except GoogleError as err:
+        return err.status, orjson.dumps({"error": {"code": err.status, "message": err.message,
+                                                   "status": err.google_status}})
+    fp = fingerprint(model, [system, turns])
+    decision = Decision(state.answer_kind(model, fp), 0.0, None, None, state.config.behaviour(model))
+    return 200, _answer(state, model, system, turns, config, decision)
+
+
+# "{model}:{method}" -> handler; simulator/batch_gemini.py adds batchGenerateContent.
+MODEL_METHODS = web.AppKey("gemini_model_methods", dict)
+
+
+async def model_method(request: web.Request) -> web.StreamResponse:
+    """POST /v1beta/models/{model}:{method}."""
+    method = request.match_info["target"].partition(":")[2]
+    handler = request.app[MODEL_METHODS].get(method)
+    if handler is None:
+        request.app[STATE].record(None, 404)
+        return error_response(404, "NOT_FOUND", f"Method not found: {method or '(none)'}")
+    return await handler(request)
+
+
+async def generate_content(request: web.Request) -> web.StreamResponse:
+    """POST /v1beta/models/{model}:generateContent."""
+    state = request.app[STATE]
+    model = request.match_info["target"].partition(":")[0]
+    refused = check_key(request, state)
+    if refused is not None:
+        return refused
     try:
         try:
             body = orjson.loads(await request.read())
@@ -192,4 +223,5 @@ async def generate_content(request: web.Request) -> web.StreamResponse:
 
 
 def add_routes(app: web.Application) -> None:
-    app.router.add_post("/v1beta/models/{target}", generate_content)
+    app[MODEL_METHODS] = {"generateContent": generate_content}
+    app.router.add_post("/v1beta/models/{target}", model_method)

@@ -193,7 +193,6 @@ def _completion(state: SimState, model: str, messages: list, decision: Decision,
     if last_user is None:
         last_user = texts[-1]
     cap = body.get("max_completion_tokens") or body.get("max_tokens")
-    state.stats.by_max_tokens[str(cap or "none")] += 1
     answer, cut, prompt_tokens, completion_tokens = reply(decision.behaviour.mode, texts, last_user, cap)
     schema = check_openai_format(body["response_format"]) if "response_format" in body else None
     if schema is not None:
@@ -260,6 +259,8 @@ async def _respond(request: web.Request, state: SimState, model: str, messages: 
     headers = decision.limit_headers
     if kind in ("ok", "refusal", "blocked"):
         state.record(model, 200, fp, ok=True)
+        cap = body.get("max_completion_tokens") or body.get("max_tokens")
+        state.stats.by_max_tokens[str(cap or "none")] += 1
         payload = _completion(state, model, messages, decision, body)
         return web.Response(body=payload, headers=_with_json(headers))
     faulted = transport_fault(request, state, model, kind, _MALFORMED, _with_json(headers))
@@ -268,6 +269,19 @@ async def _respond(request: web.Request, state: SimState, model: str, messages: 
     status, type_, code, message = _FAULT_ERRORS[kind]
     state.record(model, status)
     return error_response(status, message, type_, None, code, headers)
+
+
+def batch_answer(state: SimState, body: Any) -> tuple[int, bytes]:
+    """One request of a batch, answered as this endpoint would answer it (no rpm, latency or
+    transport faults: a batch has its own, simulator/batches.py)."""
+    try:
+        model, messages = validate(body)
+    except RequestError as err:
+        return err.status, orjson.dumps({"error": {"message": err.message, "type": err.type,
+                                                    "param": err.param, "code": err.code}})
+    fp = fingerprint(model, messages)
+    decision = Decision(state.answer_kind(model, fp), 0.0, None, None, state.config.behaviour(model))
+    return 200, _completion(state, model, messages, decision, body)
 
 
 async def list_models(request: web.Request) -> web.Response:

@@ -28,7 +28,8 @@ class SimServerProcess:
     Knobs are those of ``simulator.core.config_from_knobs`` (latency_ms,
     jitter_ms, rpm, faults, mode, fail_first, account (profiles), profiles, models,
     api_key (one key or a list), seed,
-    strict_models, rpm_window_s). Works as a sync and an async context manager.
+    strict_models, rpm_window_s, batch_latency_s, batch_error_rate, batch_expire_rate).
+    Works as a sync and an async context manager.
     """
 
     def __init__(self, host: str = "127.0.0.1", startup_timeout: float = 15.0, port: int = 0,
@@ -145,7 +146,9 @@ class SimServerProcess:
             return orjson.loads(resp.read())
 
     def stats(self) -> dict[str, Any]:
-        """Counters: total, by_model, by_status, by_fault, by_prompt, by_prompt_ok."""
+        """Counters: total, by_model, by_status, by_fault, by_prompt, by_prompt_ok, ... and for the
+        batch APIs batches_created / batch_requests (by provider), batch_answered / batch_errored /
+        batch_unanswered (by custom_id); see simulator.core.Stats."""
         return self._call("GET", "/_stats")
 
     def reset(self) -> None:

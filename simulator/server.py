@@ -21,6 +21,8 @@ import orjson
 from aiohttp import web
 
 from simulator import anthropic as sim_anthropic, gemini as sim_gemini, openai as sim_openai
+from simulator import batch_anthropic, batch_gemini, batch_openai
+from simulator.batches import BATCHES, BatchStore
 from simulator.core import FAULT_KINDS, SimConfig, SimState, config_from_knobs, parse_profile
 from simulator.echo import echo_key_middleware
 from simulator.llama import add_llama_server
@@ -42,11 +44,12 @@ async def _reset(request: web.Request) -> web.Response:
     return web.Response(body=b'{"ok":true}', content_type="application/json")
 
 
-def build_app(config: SimConfig | None = None) -> web.Application:
-    """The aiohttp app; each wire format adds its routes over one shared SimState."""
+def build_app(config: SimConfig | None = None, middlewares: Sequence[Any] = ()) -> web.Application:
+    """The aiohttp app; each wire format adds its routes over one shared SimState.
+    ``middlewares``: a test's own, around every handler."""
     # Default limit is 1 MiB; long-context prompts in benchmarks can exceed it.
     config = config or SimConfig()
-    middlewares = [echo_key_middleware] if config.echo_key else []
+    middlewares = [*middlewares, *([echo_key_middleware] if config.echo_key else [])]
     app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=middlewares)
     app[STATE] = SimState(config)
     if config.slots or config.n_ctx:
@@ -54,6 +57,10 @@ def build_app(config: SimConfig | None = None) -> web.Application:
     sim_openai.add_routes(app)
     sim_anthropic.add_routes(app)
     sim_gemini.add_routes(app)
+    # The three batch APIs, over one store of files and batches (simulator/batches.py).
+    app[BATCHES] = BatchStore(app[STATE])
+    for batch_wire in (batch_openai, batch_anthropic, batch_gemini):
+        batch_wire.add_routes(app)
     app.router.add_get("/_stats", _stats)
     app.router.add_post("/_reset", _reset)
     return app
@@ -114,6 +121,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--echo-key", action="store_true", help="send the caller's key back in every answer")
     p.add_argument("--slots", type=int, help="llama.cpp-like: requests evaluated at once (the rest queue), /props")
     p.add_argument("--n-ctx", type=int, help="llama.cpp-like: context window; longer prompts get its 400")
+    p.add_argument("--batch-latency-s", type=float, help="seconds from a batch's creation to its end (0.5)")
+    p.add_argument("--batch-error-rate", type=float, help="share of batch requests answered with a 500")
+    p.add_argument("--batch-expire-rate", type=float, help="share of batch requests left unanswered (the batch expires)")
     p.add_argument("--rpm-window-s", type=float, default=60.0, help=argparse.SUPPRESS)
     p.add_argument("--config-json", help=argparse.SUPPRESS)  # used by SimServerProcess
     p.add_argument("--watch-stdin", action="store_true", help=argparse.SUPPRESS)
@@ -129,7 +139,9 @@ def knobs_from_args(args: argparse.Namespace) -> dict[str, Any]:
                              "rpm_window_s": args.rpm_window_s, "echo_key": args.echo_key,
                              "slots": args.slots, "n_ctx": args.n_ctx}
     flags = {"latency_ms": args.latency_ms, "jitter_ms": args.jitter_ms, "rpm": args.rpm,
-             "faults": args.fault, "mode": args.mode, "fail_first": args.fail_first}
+             "faults": args.fault, "mode": args.mode, "fail_first": args.fail_first,
+             "batch_latency_s": args.batch_latency_s, "batch_error_rate": args.batch_error_rate,
+             "batch_expire_rate": args.batch_expire_rate}
     knobs.update({k: v for k, v in flags.items() if v is not None})
     if args.models:
         knobs["models"] = [m.strip() for m in args.models.split(",") if m.strip()]
