@@ -14,10 +14,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchmark.errors import UserError
 from benchmark.compactbench.compactors import BUILT_INS, CompactorContext
 
 
-class PluginError(ValueError):
+class PluginError(UserError):
     """The compactor spec cannot be loaded; the message says what to fix."""
 
 
