@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from benchmark.errors import UserError
 from engine.errors import EXIT_INTERRUPTED, EXIT_UNREACHABLE, EXIT_USAGE

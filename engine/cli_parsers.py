@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from benchmark.errors import UserError
 
@@ -115,7 +116,7 @@ def _sweep(args: argparse.Namespace) -> int:
         print_estimate(estimate(opts))
         return 0
     result = sweep(opts)
-    if not args.quiet:
+    if not args.quiet and result.db is not None:
         from engine.summary import print_summary
 
         print_summary(result.db, result.suite)

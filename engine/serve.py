@@ -130,9 +130,11 @@ async def _site(app: web.Application, host: str, port: int) -> tuple[web.AppRunn
 async def serve_live(port: int, con: duckdb.DuckDBPyConnection, progress: Progress, limits: dict[str, Any],
                      host: str = "127.0.0.1") -> None:
     """Inside a running sweep (its task group): serve the live page until cancelled."""
-    run_id, suite, version, title = con.cursor().execute(
+    row = con.cursor().execute(
         "SELECT r.run_id, r.suite, r.suite_version, s.title FROM runs r LEFT JOIN suites s "
         "ON s.suite = r.suite AND s.version = r.suite_version ORDER BY r.started_at DESC LIMIT 1").fetchone()
+    assert row is not None, "the sweep records its run before it serves"
+    run_id, suite, version, title = row
     reader = Reader(con, (suite, version))
     try:
         runner, url = await _site(build_app(reader, title=f"{title or suite} — live sweep",
@@ -188,8 +190,8 @@ def serve(opts: ServeOptions) -> int:
     con = connect(opts.db, read_only=True)
     try:
         suite = loaded_suite(con, opts.suite)
-        title = con.execute("SELECT coalesce(title, suite) FROM suites WHERE suite = ? AND version = ?",
-                            suite).fetchone()[0]
+        (title,) = con.execute("SELECT coalesce(title, suite) FROM suites WHERE suite = ? AND version = ?",
+                               suite).fetchone() or (suite[0],)
         con.execute("SELECT 1 FROM leaderboard LIMIT 0")
     except duckdb.Error as e:
         con.close()
