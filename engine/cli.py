@@ -18,23 +18,24 @@ returning the exit status, help line); its errors go through the same policy.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import sys
 from collections.abc import Callable
 
 from benchmark.errors import UserError
+from engine.cli_parsers import COMMANDS, GROUPS, Command
 from engine.errors import EXIT_INTERRUPTED, EXIT_UNREACHABLE, EXIT_USAGE
 
 __all__ = ["EXIT_UNREACHABLE", "main", "run"]
 
+PROG = "python -m engine"
 # Commands that parse their own argv: name -> (module, function(argv) -> int, help line).
 _DELEGATED: dict[str, tuple[str, str, str]] = {}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command line; returns its exit status (a bug raises)."""
-    from engine import cli_parsers
-
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in _DELEGATED:
         module, func, _ = _DELEGATED[argv[0]]
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         return _guard(lambda: entry(argv[1:]))
     extra = {name: help_ for name, (_, _, help_) in _DELEGATED.items()}
     try:
-        command, args = cli_parsers.parse(argv, extra)
+        command, args = parse(argv, extra)
     except SystemExit as e:  # --help (0) or a usage error (2, argparse printed it)
         return e.code if isinstance(e.code, int) else EXIT_USAGE
     return _guard(lambda: command.run(args))
@@ -78,3 +79,49 @@ def run() -> None:
         print("interrupted", file=sys.stderr)
         code = EXIT_INTERRUPTED
     sys.exit(code)
+
+
+def build(name: str) -> argparse.ArgumentParser:
+    """The parser of one command ("report", "data pull")."""
+    command = COMMANDS[name]
+    p = argparse.ArgumentParser(prog=f"{PROG} {name}", description=command.help)
+    command.build(p)
+    return p
+
+
+def parse(argv: list[str], extra: dict[str, str] | None = None) -> tuple[Command, argparse.Namespace]:
+    """The command named by argv and its parsed arguments; SystemExit for --help or a usage error.
+
+    Each command has its own parser, parsed with `parse_intermixed_args`, so an optional positional
+    (DB) may come before or after the flags: argparse's subparsers could not place it."""
+    name = argv[0] if argv else ""
+    if name in GROUPS:
+        name = f"{name} {argv[1]}" if len(argv) > 1 and f"{name} {argv[1]}" in COMMANDS else name
+    if name not in COMMANDS:  # no command, --help, an unknown one, or a group without its sub-command
+        group = name if name in GROUPS else None
+        _overview(group, extra or {}).parse_args(argv[1:2] if group else argv)
+        raise SystemExit(2)  # not reached: argparse exits for each case above
+    rest = argv[len(name.split()):]
+    args = build(name).parse_intermixed_args(rest)
+    args.argv = rest  # as typed, for the commands that log their command line
+    return COMMANDS[name], args
+
+
+def _overview(group: str | None, extra: dict[str, str]) -> argparse.ArgumentParser:
+    """The top-level parser (or a group's), for help and usage errors only."""
+    p = argparse.ArgumentParser(prog=f"{PROG} {group}" if group else PROG,
+                                description=GROUPS[group] if group else "moodengine: evaluate dialogue models. "
+                                "`COMMAND --help` lists a command's flags.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    names: dict[str, str] = {}
+    for name, command in COMMANDS.items():
+        first, _, second = name.partition(" ")
+        if group and first == group:
+            names[second] = command.help
+        elif not group:
+            names.setdefault(first, GROUPS.get(first, command.help))
+    if not group:
+        names.update(extra)
+    for name, help_ in names.items():
+        sub.add_parser(name, help=help_, add_help=False)
+    return p

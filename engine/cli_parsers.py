@@ -24,8 +24,6 @@ from typing import Any
 
 from benchmark.errors import UserError
 
-PROG = "python -m engine"
-
 
 @dataclass(frozen=True)
 class Command:
@@ -365,50 +363,3 @@ GROUPS = {
     "data": "fetch datasets onto this machine (data pull) and show what is there (data list); see docs/data.md",
     "compactbench": "CompactBench: generate cases, run compactors, print the ranking (docs/compactbench.md)",
 }
-
-
-# ----------------------------------------------------------------- parsing
-def build(name: str) -> argparse.ArgumentParser:
-    """The parser of one command ("report", "data pull")."""
-    command = COMMANDS[name]
-    p = argparse.ArgumentParser(prog=f"{PROG} {name}", description=command.help)
-    command.build(p)
-    return p
-
-
-def parse(argv: list[str], extra: dict[str, str] | None = None) -> tuple[Command, argparse.Namespace]:
-    """The command named by argv and its parsed arguments; SystemExit for --help or a usage error.
-
-    Each command has its own parser, parsed with `parse_intermixed_args`, so an optional positional
-    (DB) may come before or after the flags: argparse's subparsers could not place it."""
-    name = argv[0] if argv else ""
-    if name in GROUPS:
-        name = f"{name} {argv[1]}" if len(argv) > 1 and f"{name} {argv[1]}" in COMMANDS else name
-    if name not in COMMANDS:  # no command, --help, an unknown one, or a group without its sub-command
-        group = name if name in GROUPS else None
-        _overview(group, extra or {}).parse_args(argv[1:2] if group else argv)
-        raise SystemExit(2)  # not reached: argparse exits for each case above
-    rest = argv[len(name.split()):]
-    args = build(name).parse_intermixed_args(rest)
-    args.argv = rest  # as typed, for the commands that log their command line
-    return COMMANDS[name], args
-
-
-def _overview(group: str | None, extra: dict[str, str]) -> argparse.ArgumentParser:
-    """The top-level parser (or a group's), for help and usage errors only."""
-    p = argparse.ArgumentParser(prog=f"{PROG} {group}" if group else PROG,
-                                description=GROUPS[group] if group else "moodengine: evaluate dialogue models. "
-                                "`COMMAND --help` lists a command's flags.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    names: dict[str, str] = {}
-    for name, command in COMMANDS.items():
-        first, _, second = name.partition(" ")
-        if group and first == group:
-            names[second] = command.help
-        elif not group:
-            names.setdefault(first, GROUPS.get(first, command.help))
-    if not group:
-        names.update(extra)
-    for name, help_ in names.items():
-        sub.add_parser(name, help=help_, add_help=False)
-    return p

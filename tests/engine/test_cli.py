@@ -23,8 +23,8 @@ from benchmark.errors import UserError
 from benchmark.sources import SourcesError
 from benchmark.suite import SuiteError
 from engine import cli, cli_parsers
-from engine.cli import main
-from engine.cli_parsers import COMMANDS, Command, build, db_of, parse
+from engine.cli import build, main, parse
+from engine.cli_parsers import COMMANDS, Command, db_of
 from engine.export import ExportError
 from engine.report import ReportError
 from providers.errors import ProviderError
