@@ -26,7 +26,7 @@ from rich.table import Column
 from rich.text import Text
 
 from benchmark import sources
-from benchmark.sources import Listing, Manifest, SourcesError, Target
+from benchmark.sources import Listing, Manifest, Target
 from engine import fetch
 from engine.errors import EXIT_FAILED, EXIT_UNREACHABLE, UserError
 
@@ -48,21 +48,14 @@ class DataOptions(msgspec.Struct, frozen=True, kw_only=True):
 
 def pull(opts: DataOptions) -> int:
     """Fetch the selected datasets' files: 0, EXIT_FAILED or EXIT_OFFLINE; a UserError for bad input."""
-    manifest = _manifest(opts.manifest)
+    manifest = sources.load(opts.manifest)  # a SourcesError is a UserError
     return _pull(opts, manifest, _ids(opts, manifest))
 
 
 def list_data(opts: DataOptions) -> int:
     """Print, per dataset, whether its files are under ``opts.data_dir``."""
-    manifest = _manifest(opts.manifest)
+    manifest = sources.load(opts.manifest)  # a SourcesError is a UserError
     return _list(opts, manifest, _ids(opts, manifest))
-
-
-def _manifest(path: Path) -> Manifest:
-    try:
-        return sources.load(path)
-    except SourcesError as e:
-        raise UserError(str(e)) from None
 
 
 def _ids(args: DataOptions, manifest: Manifest) -> list[str]:
@@ -73,7 +66,7 @@ def _ids(args: DataOptions, manifest: Manifest) -> list[str]:
             raise UserError(f"no download source known for {', '.join(unknown)} "
                             f"(known: {', '.join(sorted(manifest.datasets))})")
         return ids
-    from benchmark.suite import load_suite  # SuiteError is reported by the CLI
+    from benchmark.suite import load_suite  # a SuiteError is a UserError
 
     suite = load_suite(args.suite or "moodbench")
     ids = list(dict.fromkeys(suite.datasets))
