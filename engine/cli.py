@@ -29,7 +29,6 @@ from engine.errors import EXIT_INTERRUPTED, EXIT_UNREACHABLE, EXIT_USAGE
 
 __all__ = ["EXIT_UNREACHABLE", "main", "run"]
 
-PROG = "python -m engine"
 # Commands that parse their own argv: name -> (module, function(argv) -> int, help line).
 _DELEGATED: dict[str, tuple[str, str, str]] = {}
 
@@ -84,7 +83,7 @@ def run() -> None:
 def build(name: str) -> argparse.ArgumentParser:
     """The parser of one command ("report", "data pull")."""
     command = COMMANDS[name]
-    p = argparse.ArgumentParser(prog=f"{PROG} {name}", description=command.help)
+    p = argparse.ArgumentParser(prog=f"{_prog()} {name}", description=command.help)
     command.build(p)
     return p
 
@@ -107,9 +106,14 @@ def parse(argv: list[str], extra: dict[str, str] | None = None) -> tuple[Command
     return COMMANDS[name], args
 
 
+def _prog() -> str:
+    """How the user called us, for usage lines: the console script or `python -m engine`."""
+    return "moodengine" if sys.argv and sys.argv[0].endswith("moodengine") else "python -m engine"
+
+
 def _overview(group: str | None, extra: dict[str, str]) -> argparse.ArgumentParser:
     """The top-level parser (or a group's), for help and usage errors only."""
-    p = argparse.ArgumentParser(prog=f"{PROG} {group}" if group else PROG,
+    p = argparse.ArgumentParser(prog=f"{_prog()} {group}" if group else _prog(),
                                 description=GROUPS[group] if group else "moodengine: evaluate dialogue models. "
                                 "`COMMAND --help` lists a command's flags.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -237,4 +237,5 @@ def test_the_console_script_is_the_entry_of_python_m_engine(monkeypatch, capsys)
     monkeypatch.setattr(sys, "argv", ["moodengine", "export", "--help"])
     with pytest.raises(SystemExit) as e:
         cli.run()
-    assert e.value.code == 0 and "--format" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and "--format" in out and out.startswith("usage: moodengine export")
