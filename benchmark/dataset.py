@@ -15,6 +15,7 @@ from typing import Any, Iterator, Protocol, runtime_checkable
 
 import msgspec
 
+from benchmark.errors import UserError
 from benchmark.metric_kinds import check_spec
 
 
@@ -70,7 +71,7 @@ class MetricSpec(msgspec.Struct, frozen=True):
         check_spec(self.name, self.kind, self.a, self.b, self.c)
 
 
-class DataMissing(Exception):
+class DataMissing(UserError):
     """A dataset's files are not where the adapter looks; the message names them."""
 
 

@@ -15,13 +15,15 @@ from urllib.parse import quote, urlsplit
 
 import msgspec
 
+from benchmark.errors import UserError
+
 MANIFEST = Path(__file__).with_name("sources.toml")
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 
 
-class SourcesError(Exception):
+class SourcesError(UserError):
     """The manifest is malformed; the message names the file and the entry."""
 
 

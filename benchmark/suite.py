@@ -18,6 +18,8 @@ from typing import Any
 
 import msgspec
 
+from benchmark.errors import UserError
+
 SUITES_DIR = Path(__file__).parent / "suites"
 LEVELS = ("L", "M", "H")
 NORMALIZATIONS = ("ratio", "raw", "numeric", "grade")
@@ -36,7 +38,7 @@ DEFAULT_DIFFICULTY: dict[str, dict[str, float]] = {
 }
 
 
-class SuiteError(Exception):
+class SuiteError(UserError):
     pass
 
 

@@ -1,112 +1,131 @@
-"""`python -m engine ...`: the command line."""
+"""`moodengine ...` / `python -m engine ...`: the command line and its exit statuses.
+
+Exit statuses, the same for every command (the policy is `_guard`, the only place that maps
+exceptions to statuses):
+
+    0    done
+    1    done, but something failed (a file not fetched, a relation not exported), or a bug:
+         any exception that is not a UserError keeps its traceback, ImportError included
+    2    bad input: a UserError (benchmark/errors.py) or a usage error; one line `error: ...`
+    3    a host could not be reached (EXIT_UNREACHABLE): run the same command again later
+    130  interrupted (Ctrl-C, SIGTERM)
+
+Adding a command: one `Command` in engine/cli_parsers.py COMMANDS (its flags, and a `run` that maps
+them onto the typed options of the command's module and calls its function). A command that parses
+its own argv instead is one entry in `_DELEGATED` below: name -> (module, function taking argv and
+returning the exit status, help line); its errors go through the same policy.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from pathlib import Path
+from collections.abc import Callable
 
-from benchmark.dataset import DataMissing
-from benchmark.suite import SuiteError
-from engine.errors import UserError
-from store.db import StoreError
+from benchmark.errors import UserError
+from engine.cli_parsers import COMMANDS, GROUPS, Command
+from engine.errors import EXIT_INTERRUPTED, EXIT_UNREACHABLE, EXIT_USAGE
 
-USAGE_ERRORS = (UserError, StoreError, SuiteError, DataMissing)
-EXIT_UNREACHABLE = 3  # a model's endpoint could not be reached: its remaining items were not asked
+__all__ = ["EXIT_UNREACHABLE", "main", "run"]
 
-
-def _sweep_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("sweep", help="evaluate every model of MODELS.toml on a suite (resumable)")
-    p.add_argument("models", type=Path, help="models file (TOML, [[models]] tables)")
-    # Defaults (None) fall back to the models file's [sweep] table, then to the values named here.
-    p.add_argument("--db", type=Path, help="DuckDB file (default: results.duckdb)")
-    p.add_argument("--data-dir", type=Path, help="data folder (default: ./data)")
-    p.add_argument("--suite", help="suite name or path to a suite TOML (default: moodbench)")
-    p.add_argument("--datasets", help="comma-separated dataset ids (default: every dataset of the suite)")
-    p.add_argument("--limit", type=int, help="items per dataset (default: the suite's sample size, 300)")
-    p.add_argument("--fresh", action="store_true", help="delete these models' stored rows for these datasets first")
-    p.add_argument("--allow-mixed", action="store_true",
-                   help="resume even if stored rows were made with another prompt or scorer version")
-    p.add_argument("--pull", action="store_true", help="fetch the selected datasets' missing files first (data pull)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.add_argument("--estimate", action="store_true",
-                   help="print items, estimated tokens and cost per model, call nothing")
-    p.add_argument("--budget", type=float, metavar="USD",
-                   help="stop dispatching new items once the spend (priced models) reaches USD")
-    p.add_argument("--serve", type=int, metavar="PORT",
-                   help="serve a live view of the sweep on http://127.0.0.1:PORT/ while it runs")
-
-
-def _run_sweep(args: argparse.Namespace) -> int:
-    from engine.sweep import SweepOptions, sweep
-
-    # `--datasets ""` is an empty selection (an error), not "every dataset".
-    datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets is not None else None
-    opts = SweepOptions(models_path=args.models, db=args.db, data_dir=args.data_dir, suite=args.suite,
-                        datasets=datasets, limit=args.limit, fresh=args.fresh, quiet=args.quiet,
-                        allow_mixed=args.allow_mixed, budget_usd=args.budget, pull=args.pull,
-                        serve_port=args.serve)
-    if args.estimate:
-        from engine.estimate import estimate, print_estimate
-
-        print_estimate(estimate(opts))
-        return 0
-    result = sweep(opts)
-    if not args.quiet:
-        from engine.summary import print_summary
-
-        print_summary(result.db, result.suite)
-    print(f"results: {result.db} ({result.rows_written} rows written this run"
-          + (f", {result.errors} errors stored: run again to retry them" if result.errors else "") + ")",
-          file=sys.stderr)
-    if result.unreachable and not result.interrupted:
-        print(f"not finished: {', '.join(result.unreachable)} could not be reached (exit status "
-              f"{EXIT_UNREACHABLE}); run the same command again to ask their remaining items", file=sys.stderr)
-    return 130 if result.interrupted else EXIT_UNREACHABLE if result.unreachable else 0
-
-
-# Subcommands implemented elsewhere take their own argv.
-_DELEGATED = {
-    "report": ("engine.report", "report_main", "leaderboard and drill-down from a results database"),
-    "import-scores": ("store.import_scores", "import_main", "store dataset-level scores made elsewhere"),
-    "data": ("engine.data", "data_main", "fetch datasets onto this machine (data pull)"),
-    "compactbench": ("engine.compactbench", "compactbench_main", "CompactBench: generate cases, run compactors"),
-    "serve": ("engine.serve", "serve_main", "the report page and item browser over HTTP (read-only)"),
-    "export": ("engine.export", "export_main", "every table and view as parquet, csv or jsonl files"),
-    "compare": ("engine.compare", "compare_main", "paired comparison of two models: differences, intervals, p"),
-    "extract": ("engine.extract_cmd", "extract_main", "read choice answers from a JSONL of responses (docs/extraction.md)"),
-    "rescore": ("engine.rescore", "rescore_main", "score stored responses again with the current extractor and scorers"),
-}
+# Commands that parse their own argv: name -> (module, function(argv) -> int, help line).
+_DELEGATED: dict[str, tuple[str, str, str]] = {}
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """Run one command line; returns its exit status (a bug raises)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in _DELEGATED:
         module, func, _ = _DELEGATED[argv[0]]
-        try:
-            import importlib
-
-            entry = getattr(importlib.import_module(module), func)
-        except (ImportError, AttributeError):
-            print(f"error: `{argv[0]}` is not available in this version", file=sys.stderr)
-            return 2
+        # Not caught: an ImportError here is a bug in the command's own code, not a missing feature.
+        entry = getattr(importlib.import_module(module), func)
         return _guard(lambda: entry(argv[1:]))
-
-    parser = argparse.ArgumentParser(prog="python -m engine", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _sweep_parser(sub)
-    for name, (_, _, help_) in _DELEGATED.items():
-        sub.add_parser(name, help=help_, add_help=False)
-    args = parser.parse_args(argv)
-    return _guard(lambda: _run_sweep(args))
+    extra = {name: help_ for name, (_, _, help_) in _DELEGATED.items()}
+    try:
+        command, args = parse(argv, extra)
+    except SystemExit as e:  # --help (0) or a usage error (2, argparse printed it)
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
+    return _guard(lambda: command.run(args))
 
 
-def _guard(fn) -> int:
+def _guard(fn: Callable[[], int]) -> int:
+    """The exit-status policy (the module docstring)."""
     try:
         return fn()
-    except USAGE_ERRORS as e:
+    except UserError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+
+
+def run() -> None:
+    """The process entry of `python -m engine` and of the `moodengine` console script."""
+    from engine.signals import catch_start_up_signals, signalled
+
+    # A signal during start-up (imports, planning) ends quietly with 130, like one during the run;
+    # the run loop installs its own handlers while it calls models (engine/interrupt.py).
+    catch_start_up_signals()
+    try:
+        code = main()
+    except (KeyboardInterrupt, Exception) as e:
+        # After a signal, whatever it cut short is the interruption (DuckDB turns it into a RuntimeError
+        # 'Query interrupted' in the middle of a query).
+        if not (isinstance(e, KeyboardInterrupt) or signalled()):
+            raise
+        print("interrupted", file=sys.stderr)
+        code = EXIT_INTERRUPTED
+    sys.exit(code)
+
+
+def build(name: str) -> argparse.ArgumentParser:
+    """The parser of one command ("report", "data pull")."""
+    command = COMMANDS[name]
+    p = argparse.ArgumentParser(prog=f"{_prog()} {name}", description=command.help)
+    command.build(p)
+    return p
+
+
+def parse(argv: list[str], extra: dict[str, str] | None = None) -> tuple[Command, argparse.Namespace]:
+    """The command named by argv and its parsed arguments; SystemExit for --help or a usage error.
+
+    Each command has its own parser, parsed with `parse_intermixed_args`, so an optional positional
+    (DB) may come before or after the flags: argparse's subparsers could not place it."""
+    name = argv[0] if argv else ""
+    if name in GROUPS:
+        name = f"{name} {argv[1]}" if len(argv) > 1 and f"{name} {argv[1]}" in COMMANDS else name
+    if name not in COMMANDS:  # no command, --help, an unknown one, or a group without its sub-command
+        group = name if name in GROUPS else None
+        _overview(group, extra or {}).parse_args(argv[1:2] if group else argv)
+        raise SystemExit(2)  # not reached: argparse exits for each case above
+    rest = argv[len(name.split()):]
+    args = build(name).parse_intermixed_args(rest)
+    args.argv = rest  # as typed, for the commands that log their command line
+    return COMMANDS[name], args
+
+
+def _prog() -> str:
+    """How the user called us, for usage lines: the console script or `python -m engine`."""
+    return "moodengine" if sys.argv and sys.argv[0].endswith("moodengine") else "python -m engine"
+
+
+def _overview(group: str | None, extra: dict[str, str]) -> argparse.ArgumentParser:
+    """The top-level parser (or a group's), for help and usage errors only."""
+    p = argparse.ArgumentParser(prog=f"{_prog()} {group}" if group else _prog(),
+                                description=GROUPS[group] if group else "moodengine: evaluate dialogue models. "
+                                "`COMMAND --help` lists a command's flags.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    names: dict[str, str] = {}
+    for name, command in COMMANDS.items():
+        first, _, second = name.partition(" ")
+        if group and first == group:
+            names[second] = command.help
+        elif not group:
+            names.setdefault(first, GROUPS.get(first, command.help))
+    if not group:
+        names.update(extra)
+    for name, help_ in names.items():
+        sub.add_parser(name, help=help_, add_help=False)
+    return p

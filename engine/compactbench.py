@@ -10,7 +10,6 @@ scores    prints the ranking views of a results database.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import sys
@@ -19,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import orjson
 
 from benchmark.compactbench import prompts
-from benchmark.compactbench.artifact import ArtifactError
-from benchmark.compactbench.cases import SHAPES, case_json
+from benchmark.compactbench.cases import case_json
 from benchmark.compactbench.compactors import CompactorContext
 from benchmark.compactbench.config import (
     CompactBenchConfig,
@@ -36,10 +35,10 @@ from benchmark.compactbench.config import (
 from benchmark.compactbench.generate import generate_case
 from benchmark.compactbench.modes import MODES
 from benchmark.compactbench.plan import PlannedCase, plan_cases
-from benchmark.compactbench.plugins import PluginError, instantiate, resolve
+from benchmark.compactbench.plugins import instantiate, resolve
 from engine.compactbench_units import CURRENT_USAGE, Unit, UnitRunner
 from benchmark.compactbench.scoring import SCORER_VERSION
-from benchmark.compactbench.templates import DIFFICULTIES, TemplateError, find_template, load_suite, suite_names
+from benchmark.compactbench.templates import DIFFICULTIES, find_template, load_suite, suite_names
 from benchmark.dataset import Message
 from engine import runloop
 from engine.config import ModelConfig, ModelsFile, base_url, load_models
@@ -55,43 +54,35 @@ from store.db import StoreError, connect
 from store.writer import Writer
 
 _REPO = Path(__file__).resolve().parents[1]
-_ERRORS = (UserError, StoreError, TemplateError, ConfigError, PluginError, ArtifactError)
 
 
-def compactbench_main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
-    try:
-        return {"generate": _generate, "run": _run, "scores": _scores}[args.command](args)
-    except _ERRORS as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+class GenerateOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """`compactbench generate` (engine/cli_parsers.py maps the flags onto these options)."""
+
+    template: str  # template key
+    seed: int = 0
+    difficulty: str = "medium"  # one of DIFFICULTIES, any case
+    mode: str = "compat"  # a key of MODES; strict draws variables without collisions
+    shape: str = "repo"  # one of SHAPES
+    benchmarks_dir: Path | None = None
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m engine compactbench", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    bdir = dict(type=Path, default=None, help="folder of suite folders (default: ../shared/compactbench/benchmarks)")
-    g = sub.add_parser("generate", help="print one generated case as JSON (CompactBench's GeneratedCase)")
-    g.add_argument("--template", "-t", required=True, help="template key")
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--difficulty", default="medium", help="easy | medium | hard | elite")
-    g.add_argument("--mode", choices=sorted(MODES), default="compat", help="strict draws variables without collisions")
-    g.add_argument("--shape", choices=SHAPES, default="repo",
-                   help="repo: the upstream repository's GeneratedCase (its fixtures); 0.1.0: the PyPI wheel's "
-                        "(no ground_truth.deferred_items)")
-    g.add_argument("--benchmarks-dir", **bdir)
-    r = sub.add_parser("run", help="run [compactbench] of MODELS.toml into a DuckDB file (resumable)")
-    r.add_argument("models", type=Path, help="models file with a [compactbench] section")
-    r.add_argument("--db", type=Path, default=Path("results.duckdb"))
-    r.add_argument("--benchmarks-dir", **bdir)
-    r.add_argument("--fresh", action="store_true", help="delete these runs' stored rows first")
-    r.add_argument("--allow-mixed", action="store_true", help="resume even if stored rows used other settings")
-    r.add_argument("--quiet", action="store_true", help="no progress bars or summary")
-    s = sub.add_parser("scores", help="print the CompactBench ranking of a results database")
-    s.add_argument("--db", type=Path, default=Path("results.duckdb"))
-    s.add_argument("--tier", default="Elite-Light", help="Elite-Light | Elite-Mid | Elite-Aggressive")
-    return p
+class RunOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """`compactbench run`."""
+
+    models: Path  # models file with a [compactbench] section
+    db: Path = Path("results.duckdb")
+    benchmarks_dir: Path | None = None
+    fresh: bool = False  # delete these runs' stored rows first
+    allow_mixed: bool = False  # resume even if stored rows used other settings
+    quiet: bool = False  # no progress bars or summary
+
+
+class ScoresOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """`compactbench scores`."""
+
+    db: Path = Path("results.duckdb")
+    tier: str = "Elite-Light"
 
 
 def benchmarks_dir(arg: Path | None) -> Path:
@@ -111,7 +102,7 @@ def benchmarks_dir(arg: Path | None) -> Path:
     return path
 
 
-def _generate(args: argparse.Namespace) -> int:
+def generate(args: GenerateOptions) -> int:
     difficulty = args.difficulty.lower()
     if difficulty not in DIFFICULTIES:
         raise UserError(f"unknown difficulty {args.difficulty!r} (valid: {', '.join(DIFFICULTIES)})")
@@ -201,7 +192,7 @@ def _stamp(mode: str, target: ModelConfig, spec_json: str, comp_model: ModelConf
     return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_NON_STR_KEYS), digest_size=6).hexdigest()
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: RunOptions) -> int:
     models = load_models(args.models)
     names = [m.name for m in models.models]
     try:
@@ -401,6 +392,6 @@ def _short(reasons: str) -> str:
     return ", ".join(dict.fromkeys(out))
 
 
-def _scores(args: argparse.Namespace) -> int:
+def scores(args: ScoresOptions) -> int:
     print_scores(args.db, tier=args.tier, stderr=False)
     return 0

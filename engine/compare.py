@@ -13,7 +13,6 @@ discordant items instead. Semantics in docs/suites.md ("Paired comparison").
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from pathlib import Path
@@ -244,28 +243,32 @@ def as_json(rows: list[NodeDiff]) -> dict:
     return out
 
 
-def compare_main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m engine compare", description=__doc__.splitlines()[0])
-    ap.add_argument("db", metavar="DB", help="DuckDB results file")
-    ap.add_argument("model_a", metavar="MODEL_A")
-    ap.add_argument("model_b", metavar="MODEL_B")
-    ap.add_argument("--suite", help="suite name, name@version or .toml path (default: the only one loaded)")
-    ap.add_argument("--replicates", type=int, default=2000, help="bootstrap replicates (default 2000)")
-    ap.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    ap.add_argument("--json", action="store_true", help="print one JSON object keyed by node id")
-    args = ap.parse_args(argv)
-    if not Path(args.db).is_file():
-        raise UserError(f"{args.db}: no such database")
-    if args.replicates < 1:
+class CompareOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """`compare`'s options (engine/cli_parsers.py maps the flags onto them)."""
+
+    db: Path
+    model_a: str
+    model_b: str
+    suite: str | None = None  # name, name@version or .toml path; None: the only one loaded
+    replicates: int = 2000  # bootstrap replicates
+    seed: int = 0  # bootstrap seed
+    json_out: bool = False  # one JSON object keyed by node id instead of the table
+
+
+def compare(opts: CompareOptions) -> int:
+    """Print the paired comparison A - B; a UserError for bad input."""
+    if not opts.db.is_file():
+        raise UserError(f"{opts.db}: no such database")
+    if opts.replicates < 1:
         raise UserError("--replicates must be at least 1")
-    con = connect(args.db)
+    con = connect(opts.db)
     try:
-        suite = open_suite(con, args.suite)
-        rows = compare_models(con, suite, args.model_a, args.model_b, replicates=args.replicates, seed=args.seed)
+        suite = open_suite(con, opts.suite)
+        rows = compare_models(con, suite, opts.model_a, opts.model_b, replicates=opts.replicates, seed=opts.seed)
     finally:
         con.close()
-    if args.json:
+    if opts.json_out:
         print(json.dumps(as_json(rows), indent=1))
     else:
-        print(render_text(args.model_a, args.model_b, rows))
+        print(render_text(opts.model_a, opts.model_b, rows))
     return 0

@@ -6,12 +6,12 @@ itself (Range resume, checksums, the lock file) is engine/fetch.py.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from pathlib import Path
 from typing import Any, Self
 
+import msgspec
 from rich import filesize
 from rich.console import Console
 from rich.progress import (
@@ -26,46 +26,39 @@ from rich.table import Column
 from rich.text import Text
 
 from benchmark import sources
-from benchmark.sources import Listing, Manifest, SourcesError, Target
+from benchmark.sources import Listing, Manifest, Target
 from engine import fetch
-from engine.errors import UserError
+from engine.errors import EXIT_FAILED, EXIT_UNREACHABLE, UserError
 
-EXIT_FAILED = 1  # a file could not be had or did not verify
-EXIT_OFFLINE = 3  # a host could not be reached: the message lists what to fetch by hand
+EXIT_OFFLINE = EXIT_UNREACHABLE  # the message lists what to fetch by hand; EXIT_FAILED: a file did not verify
 SHOW_FAILED = 5  # failures printed per dataset
 
 
-def data_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m engine data", description="Bring the datasets onto this "
-                                     "machine (pull) and show what is there (list). See docs/data.md.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    pull = sub.add_parser("pull", help="download the datasets of a suite (checked, resumable)")
-    _common(pull)
-    pull.add_argument("--base-url", help="fetch from this mirror: replaces every source's scheme and host")
-    pull.add_argument("--concurrency", type=int, default=4, help="files downloaded at once (default: 4)")
-    pull.add_argument("--quiet", action="store_true", help="no progress bar (for CI)")
-    _common(sub.add_parser("list", help="show, per dataset, whether its files are under --data-dir"))
-    args = parser.parse_args(argv)
-    manifest = _manifest(args.manifest)
-    ids = _ids(args, manifest)
-    return _pull(args, manifest, ids) if args.command == "pull" else _list(args, manifest, ids)
+class DataOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """`data pull` and `data list` options (engine/cli_parsers.py maps the flags onto them)."""
+
+    suite: str | None = None  # suite name or TOML path; None: moodbench
+    datasets: str | None = None  # comma-separated dataset ids; None: every dataset of the suite
+    data_dir: Path = Path("data")
+    manifest: Path = sources.MANIFEST  # where each file comes from (a test points it elsewhere)
+    base_url: str | None = None  # pull: fetch from this mirror (replaces every source's scheme and host)
+    concurrency: int = 4  # pull: files downloaded at once
+    quiet: bool = False  # pull: no progress bar
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--suite", help="suite name or TOML path (default: moodbench)")
-    p.add_argument("--datasets", help="comma-separated dataset ids (default: every dataset of the suite)")
-    p.add_argument("--data-dir", type=Path, default=Path("data"), help="data folder (default: ./data)")
-    p.add_argument("--manifest", type=Path, default=sources.MANIFEST, help=argparse.SUPPRESS)
+def pull(opts: DataOptions) -> int:
+    """Fetch the selected datasets' files: 0, EXIT_FAILED or EXIT_OFFLINE; a UserError for bad input."""
+    manifest = sources.load(opts.manifest)  # a SourcesError is a UserError
+    return _pull(opts, manifest, _ids(opts, manifest))
 
 
-def _manifest(path: Path) -> Manifest:
-    try:
-        return sources.load(path)
-    except SourcesError as e:
-        raise UserError(str(e)) from None
+def list_data(opts: DataOptions) -> int:
+    """Print, per dataset, whether its files are under ``opts.data_dir``."""
+    manifest = sources.load(opts.manifest)  # a SourcesError is a UserError
+    return _list(opts, manifest, _ids(opts, manifest))
 
 
-def _ids(args: argparse.Namespace, manifest: Manifest) -> list[str]:
+def _ids(args: DataOptions, manifest: Manifest) -> list[str]:
     if args.datasets:
         ids = list(dict.fromkeys(d.strip() for d in args.datasets.split(",") if d.strip()))
         unknown = [d for d in ids if d not in manifest.datasets]
@@ -73,7 +66,7 @@ def _ids(args: argparse.Namespace, manifest: Manifest) -> list[str]:
             raise UserError(f"no download source known for {', '.join(unknown)} "
                             f"(known: {', '.join(sorted(manifest.datasets))})")
         return ids
-    from benchmark.suite import load_suite  # SuiteError is reported by the CLI
+    from benchmark.suite import load_suite  # a SuiteError is a UserError
 
     suite = load_suite(args.suite or "moodbench")
     ids = list(dict.fromkeys(suite.datasets))
@@ -84,7 +77,7 @@ def _ids(args: argparse.Namespace, manifest: Manifest) -> list[str]:
 
 
 # -------------------------------------------------------------------- pull
-def _pull(args: argparse.Namespace, manifest: Manifest, ids: list[str]) -> int:
+def _pull(args: DataOptions, manifest: Manifest, ids: list[str]) -> int:
     if args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
     targets, listings = sources.resolve(manifest, ids)
@@ -99,7 +92,7 @@ def _pull(args: argparse.Namespace, manifest: Manifest, ids: list[str]) -> int:
     return _report(outcomes, warnings, args)
 
 
-def _report(outcomes: list[fetch.Outcome], warnings: list[str], args: argparse.Namespace) -> int:
+def _report(outcomes: list[fetch.Outcome], warnings: list[str], args: DataOptions) -> int:
     err = sys.stderr
     for w in warnings:
         print(f"warning: {w}", file=err)
@@ -203,7 +196,7 @@ class _Bars(fetch.Progress):
 
 
 # -------------------------------------------------------------------- list
-def _list(args: argparse.Namespace, manifest: Manifest, ids: list[str]) -> int:
+def _list(args: DataOptions, manifest: Manifest, ids: list[str]) -> int:
     try:
         lock = fetch.Lock(args.data_dir / fetch.LOCK_NAME)
     except fetch.FetchFailed as e:

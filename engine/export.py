@@ -9,21 +9,22 @@ never alters it (and runs beside a report, though not beside a running sweep).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import duckdb
+import msgspec
 
-from store.db import StoreError, connect
+from benchmark.errors import UserError
+from store.db import connect
 
 # format -> (file suffix, DuckDB COPY options); jsonl is DuckDB's JSON format, one object a line
 FORMATS = {"parquet": ("parquet", "FORMAT parquet"), "csv": ("csv", "FORMAT csv, HEADER"),
            "jsonl": ("jsonl", "FORMAT json")}
 
 
-class ExportError(Exception):
-    pass
+class ExportError(UserError):
+    """A format, suite or output folder the export cannot use."""
 
 
 def relations(con: duckdb.DuckDBPyConnection) -> list[tuple[str, set[str]]]:
@@ -79,45 +80,39 @@ def export(con: duckdb.DuckDBPyConnection, out: Path, form: str, suite: tuple[st
         yield path, n
 
 
-def _out_dir(out: str) -> Path:
-    path = Path(out)
+def _out_dir(path: Path) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / ".export-probe"
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as e:
-        raise ExportError(f"{out}: cannot write there ({e.strerror or e})") from None
+        raise ExportError(f"{path}: cannot write there ({e.strerror or e})") from None
     return path
 
 
-def export_main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m engine export", description=__doc__.splitlines()[0])
-    ap.add_argument("db", metavar="DB", help="DuckDB results file (opened read-only)")
-    ap.add_argument("--format", default="parquet", help="parquet (default), csv (with a header) or jsonl")
-    ap.add_argument("--out", required=True, metavar="DIR", help="folder for the files (created if missing)")
-    ap.add_argument("--suite", help="only this suite's rows (name or name@version) where a relation has them")
-    try:
-        args = ap.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
-    if args.format not in FORMATS:
-        print(f"error: --format {args.format}: choose one of {', '.join(FORMATS)}", file=sys.stderr)
-        return 2
-    if not Path(args.db).is_file():
-        print(f"error: {args.db}: no such database", file=sys.stderr)
-        return 2
-    try:
-        con = connect(args.db, read_only=True)
-    except StoreError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+class ExportOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """`export`'s options (engine/cli_parsers.py maps the flags onto them)."""
+
+    db: Path
+    out: Path  # folder for the files (created if missing)
+    format: str = "parquet"  # a key of FORMATS
+    suite: str | None = None  # only this suite's rows (name or name@version) where a relation has them
+
+
+def export_db(opts: ExportOptions) -> int:
+    """Write every relation of ``opts.db``; 1 if some could not be exported, ExportError for bad input."""
+    if opts.format not in FORMATS:
+        raise ExportError(f"--format {opts.format}: choose one of {', '.join(FORMATS)}")
+    if not opts.db.is_file():
+        raise ExportError(f"{opts.db}: no such database")
+    con = connect(opts.db, read_only=True)
     failed = 0
     try:
-        suite = _suite(con, args.suite) if args.suite else None
-        out = _out_dir(args.out)
+        suite = _suite(con, opts.suite) if opts.suite else None
+        out = _out_dir(opts.out)
         written = 0
-        for what, result in export(con, out, args.format, suite):
+        for what, result in export(con, out, opts.format, suite):
             if isinstance(what, Path):
                 written += 1
                 print(f"{what}  {result} rows")
@@ -125,9 +120,6 @@ def export_main(argv: list[str]) -> int:
                 failed += 1
                 print(f"warning: {what} not exported: {result}", file=sys.stderr)
         print(f"{written} files in {out}" + (f", {failed} not exported" if failed else ""))
-    except ExportError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     finally:
         con.close()
     return 1 if failed else 0

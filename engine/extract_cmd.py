@@ -15,7 +15,6 @@ the rules left unread. A bad line: exit 2, naming it; nothing is written.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import Counter
@@ -145,17 +144,17 @@ def load_extractor(path: Path) -> ModelConfig:
     return ex
 
 
-def extract_main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m engine extract", description=__doc__.splitlines()[0])
-    ap.add_argument("file", help="JSONL input (see docs/extraction.md), or - for stdin")
-    ap.add_argument("--extractor", type=Path, metavar="MODELS.toml",
-                    help="also ask this file's [extractor] model about the lines the rules leave unread")
-    try:
-        args = ap.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
-    extractor = load_extractor(args.extractor) if args.extractor else None
-    lines = read_lines(args.file)
+class ExtractOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """`extract`'s options (engine/cli_parsers.py maps the flags onto them)."""
+
+    file: str  # JSONL input, or - for stdin
+    extractor: Path | None = None  # MODELS.toml whose [extractor] reads what the rules leave unread
+
+
+def extract(opts: ExtractOptions) -> int:
+    """Write one answer a line on stdout, in input order; a UserError naming a bad line."""
+    extractor = load_extractor(opts.extractor) if opts.extractor else None
+    lines = read_lines(opts.file)
     for line in lines:
         line.answer = by_rules(line)
     asked: list[Line] = []

@@ -1,6 +1,6 @@
 """The leaderboard (the MoodBench 1.0 paper's Table 4 layout) and a per-model drill-down.
 
-    python -m engine report [--db] results.duckdb [--suite NAME] [--model NAME] [--format text|markdown|csv]
+    python -m engine report DB [--suite NAME] [--model NAME] [--format text|markdown|csv] [--html FILE]
 
 Everything shown is read from the views (store/views.sql); this module only
 arranges it. The drill-down walks ability -> sub-ability -> level -> task ->
@@ -9,19 +9,19 @@ dataset, weakest first, as section 5.3 of the MoodBench 1.0 paper does.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
 
 import duckdb
+import msgspec
 
-from benchmark.suite import SuiteError
+from benchmark.errors import UserError
 from engine.baselines import chance_by_dataset
 from engine.report_table import Column, Sheet, fmt, output_width, pct, render, span
 from engine.report_tree import Node, drilldown_sheet, tree_lines
 from engine import unparsed_notes
-from store.db import StoreError, connect
+from store.db import connect
 from store.bootstrap import compute_intervals
 from store.snapshot import open_for_reading
 from store.suite_tables import open_suite
@@ -30,8 +30,8 @@ LEVEL_NAMES = {"L": "Low", "M": "Medium", "H": "High"}
 FORMATS = ("text", "markdown", "csv")
 
 
-class ReportError(Exception):
-    pass
+class ReportError(UserError):
+    """A model, suite or database the report cannot show."""
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: tuple) -> list[dict]:
@@ -277,76 +277,63 @@ def _warn(lines: list[str], fmt_: str) -> None:
         print(line, file=sys.stdout if fmt_ == "text" else sys.stderr)
 
 
-def report_main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m engine report", description=__doc__.splitlines()[0])
-    ap.add_argument("db_pos", nargs="?", metavar="DB", help="DuckDB results file")
-    ap.add_argument("--db", help="DuckDB results file (same as the positional DB)")
-    ap.add_argument("--suite", help="suite name, name@version or .toml path (default: the only one loaded)")
-    ap.add_argument("--model", help="drill down into one model")
-    ap.add_argument("--reload", action="store_true", help="reload the suite file into the database first")
-    ap.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (figures, items) to FILE")
-    ap.add_argument("--format", choices=FORMATS, default="text",
-                    help="text (fits the terminal; 80 columns on a pipe), markdown (a GitHub table) "
-                         "or csv (full precision)")
-    try:
-        args = ap.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
-    db = args.db or args.db_pos
-    if not db:
-        print("error: give the results database (--db PATH)", file=sys.stderr)
-        return 2
-    if not Path(db).is_file():
-        print(f"error: {db}: no such database", file=sys.stderr)
-        return 2
+class ReportOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """`report`'s options (engine/cli_parsers.py maps the flags onto them)."""
+
+    db: Path
+    suite: str | None = None  # name, name@version or .toml path; None: the only one loaded
+    model: str | None = None  # drill down into this model
+    reload: bool = False  # load the suite file into the database again first (writes)
+    html: Path | None = None  # write the self-contained HTML report here instead
+    format: str = "text"  # one of FORMATS
+
+
+def report(opts: ReportOptions) -> int:
+    """Print the leaderboard, a drill-down or write the HTML page; a UserError for bad input."""
+    db = opts.db
+    if not db.is_file():
+        raise ReportError(f"{db}: no such database")
     width = output_width()
-    try:
-        # Read-only (works on read-only media, and beside a sweep via its snapshot); --reload writes.
-        con, note = (connect(db), None) if args.reload else open_for_reading(db)
-    except StoreError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    # Read-only (works on read-only media, and beside a sweep via its snapshot); --reload writes.
+    con, note = (connect(db), None) if opts.reload else open_for_reading(db)
     if note:  # stdout stays a clean table for markdown and csv
-        print(note, file=sys.stdout if args.format == "text" else sys.stderr)
+        print(note, file=sys.stdout if opts.format == "text" else sys.stderr)
     try:
         try:
-            suite = open_suite(con, args.suite, reload=args.reload)
+            suite = open_suite(con, opts.suite, reload=opts.reload)
         except duckdb.InvalidInputException:
             if note is not None:  # the snapshot of a running sweep: its suite is loaded or never will be
                 raise
             con.close()
             con = connect(db)  # the suite asked for must be loaded first, which writes
-            suite = open_suite(con, args.suite, reload=args.reload)
+            suite = open_suite(con, opts.suite, reload=opts.reload)
         compute_intervals(con)  # bootstrap bounds for the leaderboard and `intervals` (only if results changed)
         for p in _rows(con, "SELECT * FROM suite_method_problems WHERE suite = ? AND version = ?", suite):
             msg = f"{p['dataset']} method {p['method']}: {p['problem']}"
             # stdout stays a clean table for markdown and csv
-            print(f"warning: {msg}", file=sys.stdout if args.format == "text" else sys.stderr)
-        if args.html:
+            print(f"warning: {msg}", file=sys.stdout if opts.format == "text" else sys.stderr)
+        if opts.html:
             from engine.html_page import write_html
 
-            size, note = write_html(con, suite, Path(args.html))
-            print(f"wrote {args.html} ({size / 1e6:.1f} MB; {note})", file=sys.stderr)
-        elif args.model:
-            head, root = drilldown(con, suite, args.model)
-            if args.format == "text":
+            size, what = write_html(con, suite, opts.html)
+            print(f"wrote {opts.html} ({size / 1e6:.1f} MB; {what})", file=sys.stderr)
+        elif opts.model:
+            head, root = drilldown(con, suite, opts.model)
+            if opts.format == "text":
                 sys.stdout.write("\n".join(tree_lines(head, root, suite, width)) + "\n")
             else:
-                sys.stdout.write(render(drilldown_sheet(head, root, suite), args.format, width))
-            _warn(unparsed_notes.warnings(con, suite, args.model), args.format)
+                sys.stdout.write(render(drilldown_sheet(head, root, suite), opts.format, width))
+            _warn(unparsed_notes.warnings(con, suite, opts.model), opts.format)
         else:
             sheet = leaderboard(con, suite)
             if not sheet.csv_rows:
-                print(f"no results for suite {suite[0]} {suite[1]} yet", file=sys.stderr if args.format == "csv" else sys.stdout)
+                print(f"no results for suite {suite[0]} {suite[1]} yet",
+                      file=sys.stderr if opts.format == "csv" else sys.stdout)
                 return 0
-            sys.stdout.write(render(sheet, args.format, width))
-            _warn(unparsed_notes.warnings(con, suite), args.format)
-    except (ReportError, SuiteError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+            sys.stdout.write(render(sheet, opts.format, width))
+            _warn(unparsed_notes.warnings(con, suite), opts.format)
     except duckdb.Error as e:
-        print(f"error: {db}: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 2
+        raise ReportError(f"{db}: {str(e).splitlines()[0]}") from None
     finally:
         con.close()
     return 0

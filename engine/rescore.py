@@ -19,7 +19,6 @@ one is stored for that very response (docs/extraction.md).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import uuid
 from collections import Counter
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import msgspec
 import orjson
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -155,34 +155,35 @@ def _dump(v: Any) -> str | None:
     return None if v is None else orjson.dumps(v).decode()
 
 
-def rescore_main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m engine rescore", description=__doc__.splitlines()[0])
-    ap.add_argument("db", type=Path, help="DuckDB results file")
-    ap.add_argument("--datasets", help="comma-separated dataset ids (default: every stored dataset)")
-    ap.add_argument("--models", help="comma-separated model names (default: every stored model)")
-    ap.add_argument("--suite", help="the datasets of this suite (name or TOML path)")
-    ap.add_argument("--data-dir", type=Path, default=Path("data"), help="data folder the items are rendered from")
-    ap.add_argument("--quiet", action="store_true", help="no progress bars")
+class RescoreOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """`rescore`'s options (engine/cli_parsers.py maps the flags onto them)."""
+
+    db: Path
+    datasets: list[str] | None = None  # None: every stored dataset
+    models: list[str] | None = None  # None: every stored model
+    suite: str | None = None  # the datasets of this suite (name or TOML path)
+    data_dir: Path = Path("data")  # where the items are rendered from
+    quiet: bool = False  # no progress bars
+    command: str = "rescore"  # the command line, logged in `rescores`
+
+
+def rescore(opts: RescoreOptions) -> int:
+    """Score the stored responses again; a UserError for bad input."""
+    if not opts.db.is_file():
+        raise UserError(f"{opts.db}: no such database")
+    con = connect(opts.db)
     try:
-        args = ap.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
-    if not args.db.is_file():
-        raise UserError(f"{args.db}: no such database")
-    split = lambda s: [x.strip() for x in s.split(",") if x.strip()] if s else None  # noqa: E731
-    con = connect(args.db)
-    try:
-        models = _models(con, split(args.models))
-        datasets = _datasets(con, split(args.datasets), args.suite)
+        models = _models(con, opts.models)
+        datasets = _datasets(con, opts.datasets, opts.suite)
         rescore_id = uuid.uuid4().hex[:12]
-        history.start(con, rescore_id, " ".join(["rescore", *argv]))
+        history.start(con, rescore_id, opts.command)
         tally = Tally()
         outcome = "interrupted"
         try:
             with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                          disable=args.quiet, console=Console(stderr=True)) as progress:
+                          disable=opts.quiet, console=Console(stderr=True)) as progress:
                 for ds in datasets:
-                    rescore_dataset(con, ds, models, args.data_dir, rescore_id, tally, progress)
+                    rescore_dataset(con, ds, models, opts.data_dir, rescore_id, tally, progress)
             outcome = "complete"
         finally:
             history.finish(con, rescore_id, tally["rows"], tally["changed"], outcome)

@@ -10,7 +10,6 @@ the page polls.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -18,15 +17,17 @@ from typing import Any
 
 import anyio
 import duckdb
+import msgspec
 import orjson
 from aiohttp import web
 
+from benchmark.errors import UserError
 from benchmark.suite import SuiteError
 from engine.html_items import items_payload
 from engine.html_page import render_page
 from engine.html_report import gather
 from engine.progress import Progress, log
-from store.db import StoreError, connect
+from store.db import connect
 
 REPORT_TTL_S = 5.0  # live mode: the leaderboard is recomputed at most this often
 _READER = web.AppKey("reader", object)
@@ -129,9 +130,11 @@ async def _site(app: web.Application, host: str, port: int) -> tuple[web.AppRunn
 async def serve_live(port: int, con: duckdb.DuckDBPyConnection, progress: Progress, limits: dict[str, Any],
                      host: str = "127.0.0.1") -> None:
     """Inside a running sweep (its task group): serve the live page until cancelled."""
-    run_id, suite, version, title = con.cursor().execute(
+    row = con.cursor().execute(
         "SELECT r.run_id, r.suite, r.suite_version, s.title FROM runs r LEFT JOIN suites s "
         "ON s.suite = r.suite AND s.version = r.suite_version ORDER BY r.started_at DESC LIMIT 1").fetchone()
+    assert row is not None, "the sweep records its run before it serves"
+    run_id, suite, version, title = row
     reader = Reader(con, (suite, version))
     try:
         runner, url = await _site(build_app(reader, title=f"{title or suite} — live sweep",
@@ -171,40 +174,39 @@ def loaded_suite(con: duckdb.DuckDBPyConnection, spec: str | None) -> tuple[str,
     return hits[0]
 
 
-def serve_main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m engine serve", description=__doc__.splitlines()[0])
-    ap.add_argument("db", metavar="DB", help="DuckDB results file (opened read-only)")
-    ap.add_argument("--port", type=int, default=8000)
-    ap.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
-    ap.add_argument("--suite", help="suite name or name@version (default: the only one loaded)")
+class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """`serve`'s options (engine/cli_parsers.py maps the flags onto them)."""
+
+    db: Path
+    port: int = 8000
+    host: str = "127.0.0.1"  # loopback only unless asked
+    suite: str | None = None  # name or name@version; None: the only one loaded
+
+
+def serve(opts: ServeOptions) -> int:
+    """Serve the report page until Ctrl-C; a UserError for bad input or a port it cannot listen on."""
+    if not opts.db.is_file():
+        raise UserError(f"{opts.db}: no such database")
+    con = connect(opts.db, read_only=True)
     try:
-        args = ap.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
-    if not Path(args.db).is_file():
-        print(f"error: {args.db}: no such database", file=sys.stderr)
-        return 2
-    try:
-        con = connect(args.db, read_only=True)
-        suite = loaded_suite(con, args.suite)
-        title = con.execute("SELECT coalesce(title, suite) FROM suites WHERE suite = ? AND version = ?",
-                            suite).fetchone()[0]
+        suite = loaded_suite(con, opts.suite)
+        (title,) = con.execute("SELECT coalesce(title, suite) FROM suites WHERE suite = ? AND version = ?",
+                               suite).fetchone() or (suite[0],)
         con.execute("SELECT 1 FROM leaderboard LIMIT 0")
-    except StoreError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     except duckdb.Error as e:
-        print(f"error: {args.db}: {str(e).splitlines()[0]} (run `python -m engine report {args.db}` once to "
-              "create the views)", file=sys.stderr)
-        return 2
+        con.close()
+        raise UserError(f"{opts.db}: {str(e).splitlines()[0]} (run `python -m engine report {opts.db}` once to "
+                        "create the views)") from None
+    except BaseException:
+        con.close()
+        raise
     reader = Reader(con, suite)
     try:
-        anyio.run(_serve, reader, f"{title} — {suite[0]} {suite[1]} report", args.host, args.port)
+        anyio.run(_serve, reader, f"{title} — {suite[0]} {suite[1]} report", opts.host, opts.port)
     except KeyboardInterrupt:
         pass
     except OSError as e:
-        print(f"error: cannot listen on {args.host}:{args.port}: {e.strerror or e}", file=sys.stderr)
-        return 2
+        raise UserError(f"cannot listen on {opts.host}:{opts.port}: {e.strerror or e}") from None
     finally:
         reader.close()
         con.close()

@@ -125,10 +125,9 @@ def with_file_defaults(opts: SweepOptions, file: SweepDefaults) -> SweepOptions:
 
 def pull_data(dataset_ids: list[str], data_dir: Path, *, quiet: bool) -> None:
     """`data pull` for these datasets; files already present and verified are not fetched again."""
-    from engine.data import data_main
+    from engine.data import DataOptions, pull
 
-    argv = ["pull", "--datasets", ",".join(dataset_ids), "--data-dir", str(data_dir)] + (["--quiet"] if quiet else [])
-    if data_main(argv) != 0:
+    if pull(DataOptions(datasets=",".join(dataset_ids), data_dir=data_dir, quiet=quiet)) != 0:
         raise UserError(f"could not fetch the data for {', '.join(dataset_ids)} into {data_dir} (see above)")
 
 

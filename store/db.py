@@ -7,10 +7,11 @@ from pathlib import Path
 
 import duckdb
 
+from benchmark.errors import UserError
 from store.transaction import transaction  # noqa: F401 - re-exported: store.db.transaction
 
 
-class StoreError(Exception):
+class StoreError(UserError):
     """The database cannot be used as asked; the message says why and what to do."""
 
 

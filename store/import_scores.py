@@ -1,6 +1,6 @@
 """Import dataset-level scores made elsewhere (another harness, human raters).
 
-    python -m engine import-scores --db results.duckdb --suite moodbench scores.csv
+    python -m engine import-scores results.duckdb scores.csv --suite moodbench
 
 The CSV has a header with the columns model,dataset,score (a 0-100 dataset
 score). Rows go to the ``external_scores`` table, keyed by (suite name, model,
@@ -11,24 +11,21 @@ with --override (docs/suites.md, "External scores").
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
 
-from benchmark.suite import SuiteError
+from benchmark.errors import UserError
 from store.suite_tables import insert_rows, open_suite
-from store.db import StoreError, connect
 from store.views import ensure_views
 
 COLUMNS = ("model", "dataset", "score")
 
 
-class ScoreFileError(Exception):
+class ScoreFileError(UserError):
     """Bad input; the message is one line naming the file and line."""
 
 
@@ -85,7 +82,9 @@ def read_scores(path: Path, datasets: set[str], suite: str) -> list[tuple[str, s
 def import_scores(
     con: duckdb.DuckDBPyConnection, suite_spec: str, path: Path, *, override: bool = False
 ) -> tuple[str, int]:
-    """Validate ``path`` and store its scores; returns (suite name, rows stored)."""
+    """Validate ``path`` and store its scores; returns (suite name, rows stored).
+
+    The command line (engine/cli_parsers.py) opens the database and prints the outcome."""
     ensure_views(con)
     name, version = open_suite(con, suite_spec)
     datasets = {r[0] for r in con.execute(
@@ -101,36 +100,3 @@ def import_scores(
         con.execute("ROLLBACK")
         raise
     return name, len(rows)
-
-
-def import_main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m engine import-scores", description=__doc__.splitlines()[0])
-    ap.add_argument("--db", required=True, help="DuckDB results file")
-    ap.add_argument("--suite", required=True, help="suite name (or path to a suite .toml)")
-    ap.add_argument("--override", action="store_true", help="imported scores win over item rows")
-    ap.add_argument("file", type=Path, help="CSV with columns model,dataset,score (0-100)")
-    try:
-        args = ap.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
-    if not args.file.is_file():
-        print(f"error: {args.file}: no such file", file=sys.stderr)
-        return 2
-    try:
-        con = connect(args.db)
-    except StoreError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    try:
-        name, n = import_scores(con, args.suite, args.file, override=args.override)
-    except (ScoreFileError, SuiteError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except duckdb.Error as e:
-        print(f"error: {args.db}: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 2
-    finally:
-        con.close()
-    mode = " (override)" if args.override else ""
-    print(f"imported {n} dataset scores for suite {name} from {args.file}{mode}")
-    return 0

@@ -12,6 +12,8 @@ from typing import Annotated, Any
 
 import msgspec
 
+from benchmark.errors import UserError
+
 SCHEMA_VERSION = "1.0.0"
 _MAX_ITEMS, _MAX_CHARS, _SUMMARY_CHARS = 200, 500, 8000
 
@@ -20,7 +22,7 @@ _Section = Annotated[tuple[_Entry, ...], msgspec.Meta(max_length=_MAX_ITEMS)]
 LIST_SECTIONS = ("immutable_facts", "locked_decisions", "deferred_items", "forbidden_behaviors", "unresolved_items")
 
 
-class ArtifactError(ValueError):
+class ArtifactError(UserError):
     """A compactor returned something that is not a valid CompactionArtifact."""
 
 

@@ -24,12 +24,13 @@ from typing import Any
 
 import msgspec
 
+from benchmark.errors import UserError
 from benchmark.compactbench.compactors import BUILT_INS
 from benchmark.compactbench.modes import ModeName
 from benchmark.compactbench.templates import Difficulty
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError):
     """The section is invalid; the message names the key."""
 
 

@@ -15,13 +15,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from benchmark.errors import UserError
 from benchmark.compactbench.compactors import BUILT_INS, CompactorContext
 
 if TYPE_CHECKING:  # the compactbench package is optional at run time (a test extra)
     from compactbench.compactors.base import Compactor
 
 
-class PluginError(ValueError):
+class PluginError(UserError):
     """The compactor spec cannot be loaded; the message says what to fix."""
 
 

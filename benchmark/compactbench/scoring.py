@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from benchmark.errors import UserError
 from benchmark.compactbench.cases import EvaluationItem, GroundTruth
 from benchmark.compactbench.modes import Mode
 
@@ -29,7 +30,7 @@ RECALL_TYPES = frozenset({"forbidden_behavior_retention", "locked_decision_reten
 _WS = re.compile(r"\s+")
 
 
-class ScoringError(ValueError):
+class ScoringError(UserError):
     """An item's `expected` spec cannot be checked."""
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, TypeGuard
 import msgspec
 import msgspec.yaml
 
+from benchmark.errors import UserError
 from benchmark.compactbench.generators import GENERATORS, ITEM_TYPES
 
 Difficulty = Literal["easy", "medium", "hard", "elite"]
@@ -31,7 +32,7 @@ _DIFFICULTY_REFS = frozenset({"difficulty.distractor_turns", "difficulty.paraphr
 _REF = re.compile(r"\{\{\s*([\w.]+)\s*\}\}")
 
 
-class TemplateError(Exception):
+class TemplateError(UserError):
     """A template file cannot be used; the message names the file and the field."""
 
 

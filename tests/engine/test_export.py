@@ -10,7 +10,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from engine.export import export_main
+from engine.cli import main
 from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric, scored
 
 SUITE = flat_suite({"vs": (None, ["dvs"]), "fo": (0.5, ["df1", "df2"]), "em": (0.5, ["dem"])},
@@ -55,7 +55,7 @@ def read(path, form: str) -> list[dict]:
 def test_every_table_and_view_row_for_row(db, tmp_path, capsys, form):
     before = hashlib.sha256(db.read_bytes()).hexdigest()
     out = tmp_path / "out" / form
-    assert export_main([str(db), "--format", form, "--out", str(out)]) == 0
+    assert main(["export", str(db), "--format", form, "--out", str(out)]) == 0
     want = catalog(db)
     assert {"results", "leaderboard", "dataset_scores", "task_scores", "level_scores", "sub_ability_scores",
             "ability_scores", "dataset_coverage", "metric_values", "models"} <= set(want)
@@ -76,7 +76,7 @@ def test_every_table_and_view_row_for_row(db, tmp_path, capsys, form):
 
 def test_suite_keeps_its_own_rows(db, tmp_path, capsys):
     out = tmp_path / "mini"
-    assert export_main([str(db), "--format", "jsonl", "--out", str(out), "--suite", "mini"]) == 0
+    assert main(["export", str(db), "--format", "jsonl", "--out", str(out), "--suite", "mini"]) == 0
     assert {r["suite"] for r in read(out / "leaderboard.jsonl", "jsonl")} == {"mini"}
     assert {r["dataset"] for r in read(out / "results.jsonl", "jsonl")} == {"dvs", "df1", "df2", "dem"}
     assert len(read(out / "models.jsonl", "jsonl")) == 1  # no suite or dataset column: whole
@@ -92,7 +92,7 @@ def test_suite_keeps_its_own_rows(db, tmp_path, capsys):
 def test_bad_input_exits_2_with_one_line(db, tmp_path, capsys, argv, message):
     (tmp_path / "not-a-db.duckdb").write_text("hello")
     argv = [a.format(tmp=tmp_path, db=db) for a in argv]
-    assert export_main(argv) == 2
+    assert main(["export", *argv]) == 2
     captured = capsys.readouterr()
     assert captured.err.startswith("error: ") and message in captured.err, captured.err
     assert captured.err.count("\n") == 1 and not captured.out

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from engine.report import report_main
+from engine.cli import main
 from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric, scored
 
 SUITE = flat_suite(
@@ -35,7 +35,7 @@ def db(tmp_path):
 
 
 def test_leaderboard_in_table4_layout(db, capsys):
-    assert report_main(["--db", str(db)]) == 0  # the only loaded suite is picked
+    assert main(["report", "--db", str(db)]) == 0  # the only loaded suite is picked
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if re.search(r"\d", line)]
     ranked = [line for line in lines if re.match(r"^\W*\d+\W", line)]
@@ -64,7 +64,7 @@ def test_leaderboard_names_the_model_versions_the_api_reported(db, capsys):
     (n_good,), = con.execute("SELECT count(*) FROM results WHERE model = 'good' AND status = 'ok'").fetchall()
     (n_dvs,), = con.execute("SELECT count(*) FROM results WHERE model = 'good' AND dataset = 'dvs'").fetchall()
     con.close()
-    assert report_main(["--db", str(db)]) == 0
+    assert main(["report", "--db", str(db)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert (f"good: answered by gpt-x-0806 ({n_good - n_dvs} rows), gpt-x-1120 ({n_dvs} rows) "
             "(model_version as the API reported it)") in out
@@ -72,7 +72,7 @@ def test_leaderboard_names_the_model_versions_the_api_reported(db, capsys):
 
 
 def test_drilldown_weakest_first_with_coverage(db, capsys):
-    assert report_main([str(db), "--suite", "mini", "--model", "good"]) == 0
+    assert main(["report", str(db), "--suite", "mini", "--model", "good"]) == 0
     out = capsys.readouterr().out
     assert "rank 2, total 64.00" in out
     # abilities weakest first: co 50, then fo (80+60)/2 = 70 and em 70 (tie: plan order), vs 90
@@ -84,9 +84,9 @@ def test_drilldown_weakest_first_with_coverage(db, capsys):
 
 
 def test_drilldown_of_a_vetoed_and_of_a_partial_model(db, capsys):
-    assert report_main([str(db), "--model", "unsafe"]) == 0
+    assert main(["report", str(db), "--model", "unsafe"]) == 0
     assert "vetoed (gate 40.00 < 60): total 0, would-be 99.00" in capsys.readouterr().out
-    assert report_main([str(db), "--model", "partial"]) == 0
+    assert main(["report", str(db), "--model", "partial"]) == 0
     out = capsys.readouterr().out
     assert "no data" in out and "1/2 ok" in out and "cov 50.0%" in out
 
@@ -97,18 +97,18 @@ def test_drilldown_of_a_vetoed_and_of_a_partial_model(db, capsys):
     (["--suite", "mini@7"], "unknown suite 'mini'"),
 ])
 def test_errors_are_one_line(db, capsys, argv, message):
-    assert report_main([str(db), *argv]) == 2
+    assert main(["report", str(db), *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
 
 
 def test_missing_database_and_ambiguous_suite(tmp_path, db, capsys):
-    assert report_main(["--db", str(tmp_path / "absent.duckdb")]) == 2
+    assert main(["report", "--db", str(tmp_path / "absent.duckdb")]) == 2
     assert "no such database" in capsys.readouterr().err
-    assert report_main([]) == 2
-    assert report_main([str(db), "--suite", "moodbench"]) == 0  # loads the shipped suite file
+    assert main(["report"]) == 2
+    assert main(["report", str(db), "--suite", "moodbench"]) == 0  # loads the shipped suite file
     assert "no results for suite moodbench" in capsys.readouterr().out
-    assert report_main([str(db)]) == 2
+    assert main(["report", str(db)]) == 2
     assert "several suites are loaded (mini, moodbench): pass --suite NAME" in capsys.readouterr().err
 
 
@@ -120,7 +120,7 @@ def test_constrained_models_are_named_under_the_leaderboard(db, capsys):
                 "('good', 'openai', 'm', '{\"temperature\": 0, \"answer_constraint\": \"grammar\"}'), "
                 "('better', 'openai', 'm', '{\"temperature\": 0}')")
     con.close()
-    assert report_main(["--db", str(db)]) == 0
+    assert main(["report", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "good: choice answers held to the options (answer_constraint = grammar)" in out
     assert "better: choice" not in out

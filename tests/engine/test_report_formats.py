@@ -9,7 +9,8 @@ import re
 import duckdb
 import pytest
 
-from engine.report import drilldown, leaderboard, report_main
+from engine.cli import main
+from engine.report import drilldown, leaderboard
 from engine.report_table import Column, output_width, render, text_table
 from engine.report_tree import tree_lines
 from tests.store.test_views_support import flat_suite, load_toml, make_db, metric, scored
@@ -66,7 +67,7 @@ def check_fits(out: str) -> list[str]:
 
 
 def test_leaderboard_fits_80_columns_with_long_model_names(db, capsys):
-    assert report_main([str(db)]) == 0
+    assert main(["report", str(db)]) == 0
     lines = check_fits(capsys.readouterr().out)
     header = " ".join(line for line in lines if line.startswith("#"))
     assert "Overall" in header and " VS" in header  # abbreviated ability headers ...
@@ -123,7 +124,7 @@ def test_text_layouts_keep_the_width():
 
 
 def test_markdown_is_a_github_table(db, capsys):
-    assert report_main([str(db), "--format", "markdown"]) == 0
+    assert main(["report", str(db), "--format", "markdown"]) == 0
     captured = capsys.readouterr()
     rows = [line for line in captured.out.splitlines() if line.startswith("|")]
     cells = [[c.strip() for c in r.strip("|").split("|")] for r in rows]
@@ -135,7 +136,7 @@ def test_markdown_is_a_github_table(db, capsys):
 
 
 def test_csv_is_full_precision(db, capsys):
-    assert report_main([str(db), "--format", "csv"]) == 0
+    assert main(["report", str(db), "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     con = duckdb.connect(str(db), read_only=True)
     want = {m: (t, r) for m, t, r in con.execute("SELECT model, total, raw_total FROM leaderboard").fetchall()}
@@ -150,15 +151,15 @@ def test_csv_is_full_precision(db, capsys):
 
 
 def test_drilldown_formats(db, capsys):
-    assert report_main([str(db), "--model", LONGER]) == 0
+    assert main(["report", str(db), "--model", LONGER]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert max(map(len, lines)) <= 80 and lines[0].startswith(LONGER)
     assert any("df2" in line and "90.00" in line for line in lines)
-    assert report_main([str(db), "--model", LONGER, "--format", "csv"]) == 0
+    assert main(["report", str(db), "--model", LONGER, "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert rows[0]["level"] == "overall" and float(rows[0]["score"]) == 77.0
     assert {r["id"] for r in rows if r["level"] == "dataset"} == {"dvs", "df1", "df2", "dem", "dco"}
-    assert report_main([str(db), "--model", LONGER, "--format", "markdown"]) == 0
+    assert main(["report", str(db), "--model", LONGER, "--format", "markdown"]) == 0
     table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
     assert table[0].startswith("| Level | Node | Score |") and len(table) == 2 + len(rows)
 

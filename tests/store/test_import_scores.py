@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from store.import_scores import import_main
+from engine.cli import main
 from tests.store.test_views_support import items, make_db, metric
 
 
@@ -19,7 +19,7 @@ def db(tmp_path):
 def run(db, tmp_path, text: str, *extra: str, suite: str = "moodbench") -> int:
     f = tmp_path / "scores.csv"
     f.write_text(text, encoding="utf-8")
-    return import_main(["--db", str(db), "--suite", suite, *extra, str(f)])
+    return main(["import-scores", str(db), str(f), "--suite", suite, *extra])
 
 
 def query(db, sql: str):
@@ -85,6 +85,6 @@ def test_bad_files_give_one_line_and_store_nothing(db, tmp_path, capsys, text, m
 def test_unknown_suite_and_missing_file(db, tmp_path, capsys):
     assert run(db, tmp_path, "model,dataset,score\nm,sst2,1\n", suite="nosuch") == 2
     assert "unknown suite 'nosuch'" in capsys.readouterr().err
-    assert import_main(["--db", str(db), "--suite", "moodbench", str(tmp_path / "absent.csv")]) == 2
+    assert main(["import-scores", str(db), str(tmp_path / "absent.csv"), "--suite", "moodbench"]) == 2
     assert "absent.csv: no such file" in capsys.readouterr().err
-    assert import_main(["--suite", "moodbench"]) == 2  # argparse usage error, no traceback
+    assert main(["import-scores", "--suite", "moodbench"]) == 2  # argparse usage error, no traceback

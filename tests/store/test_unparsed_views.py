@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.report import report_main
+from engine.cli import main
 from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric, one
 
 
@@ -63,12 +63,12 @@ def test_share_in_dataset_scores_and_per_model(db):
 def test_report_shows_the_share_and_warns(db, tmp_path, capsys):
     db.close()
     path = str(tmp_path / "results.duckdb")
-    assert report_main([path]) == 0
+    assert main(["report", path]) == 0
     out = capsys.readouterr().out
     assert "Unparsed" in out and "37.5%" in out  # m1: 3 of its 8 answered items unread (2/5 and 1/3)
     assert "warning: m1 on d1: 40.0% of answers unread (2/5, over 5%); its score moves +26.7 points" in out
     assert "warning: m3 on d1: its score moves +1.7 points when unread answers are left out" in out
     assert "m2 on" not in out
-    assert report_main([path, "--model", "m1"]) == 0
+    assert main(["report", path, "--model", "m1"]) == 0
     out = capsys.readouterr().out
     assert "40.0% unread" in out and "warning: m1 on d2" in out and "m3 on" not in out
