@@ -135,10 +135,10 @@ def test_drilldown_shows_the_chance_baseline_beside_the_dataset_score(db, capsys
     runs.record_baselines(con, "df1", chance=0.25, majority=0.3)  # ratio normalization: 25 on the 0-100 scale
     con.close()
     monkeypatch.setenv("COLUMNS", "200")  # one line per node
-    assert report_main([str(db), "--model", "good"]) == 0
+    assert main(["report", str(db), "--model", "good"]) == 0
     lines = capsys.readouterr().out.splitlines()
     df1 = next(line for line in lines if "df1" in line)
     assert re.search(r"80\.00\b.*\bdf1\s.*chance 25\.00", df1), df1
     assert "chance" not in next(line for line in lines if "df2" in line)  # no baseline declared: nothing shown
-    assert report_main([str(db), "--model", "good", "--format", "csv"]) == 0
+    assert main(["report", str(db), "--model", "good", "--format", "csv"]) == 0
     assert "chance 25.00, 1/1 ok" in capsys.readouterr().out
