@@ -31,7 +31,7 @@ import duckdb
 from engine.batch_requests import build_requests, item_key, split, too_large
 from engine.config import ModelConfig
 from engine.generation import ProviderSet
-from engine.plan import Work
+from engine.plan import PlannedDataset, Work
 from engine.progress import Progress, log
 from engine.scheduler import Budget, Stamps, build_row, estimate_cost, run_lane
 from providers.batch import FAILED, TERMINAL, BatchAPI, BatchRequest, BatchStatus
@@ -282,6 +282,16 @@ class BatchLane:
         self.progress.note(self.model.name, f"batches: {self.submitted} submitted, "
                            f"{sum(running.values()) + waiting} in progress" + (f" ({detail})" if detail else "")
                            + f", {ended} done")
+
+
+def batch_lane_for(m: ModelConfig, providers: ProviderSet, planned: list[PlannedDataset], work: Iterable[Work],
+                   answers: Answers, stamps: Stamps, progress: Progress, con: duckdb.DuckDBPyConnection,
+                   budget: Budget | None) -> BatchLane:
+    """The lane of a batched model in a sweep; its API wraps the adapter of the model's first dataset
+    (each request carries its own dataset's body, so one API serves all of them)."""
+    api = make_api(m.provider, providers.for_dataset(planned[0].id))
+    # Its own cursor: the results writer uses `con` from its thread meanwhile.
+    return BatchLane(m, api, providers, work, answers, stamps, progress, con.cursor(), budget=budget)
 
 
 async def run_batch_lane(lane: BatchLane) -> None:

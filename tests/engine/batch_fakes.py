@@ -117,6 +117,7 @@ class FakeBatchAPI:
         self.batches: dict[str, FakeBatch] = {}
         self.polls = 0
         self.answered: list[str] = []  # custom_ids answered with a result, over all batches
+        self.answer: Callable[[bytes], str] = answer_of  # the reply text for a request body
 
     def request_size(self, request: BatchRequest) -> int:
         return len(request.body) + 50
@@ -167,7 +168,7 @@ class FakeBatchAPI:
                 yield BatchOutcome(r.custom_id, error=err)
                 continue
             self.answered.append(r.custom_id)
-            yield BatchOutcome(r.custom_id, result=ChatResult(text=answer_of(r.body), input_tokens=10,
+            yield BatchOutcome(r.custom_id, result=ChatResult(text=self.answer(r.body), input_tokens=10,
                                                               output_tokens=2))
 
     async def cancel(self, batch_id: str) -> None:
