@@ -76,6 +76,7 @@ _DELEGATED = {
     "compare": ("engine.compare", "compare_main", "paired comparison of two models: differences, intervals, p"),
     "extract": ("engine.extract_cmd", "extract_main", "read choice answers from a JSONL of responses (docs/extraction.md)"),
     "rescore": ("engine.rescore", "rescore_main", "score stored responses again with the current extractor and scorers"),
+    "batches": ("engine.batches_cmd", "batches_main", "list the provider batches of a database; --cancel those in flight"),
 }
 
 
