@@ -51,6 +51,17 @@ def table(recs: list[BatchRecord], now: datetime | None = None) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in (head, *body)]
 
 
+def report_lines(con: duckdb.DuckDBPyConnection, model: str | None = None) -> list[str]:
+    """What `report` says was batched: a line per model."""
+    try:
+        rows = store.batched_summary(con, model)
+    except duckdb.CatalogException:  # a database made before batches existed
+        return []
+    return [f"batched: {m} ({provider}): {items} item(s) via its batch API in {n} batch(es)"
+            + (f", {left} still open (run the sweep again to collect them)" if left else "")
+            for m, provider, n, items, left in rows]
+
+
 def in_flight(recs: list[BatchRecord]) -> list[BatchRecord]:
     return [r for r in recs if r.batch_id is not None and not r.collected and r.status not in TERMINAL]
 

@@ -19,7 +19,7 @@ import duckdb
 from benchmark.suite import SuiteError
 from engine.report_table import Column, Sheet, fmt, output_width, pct, render, span
 from engine.report_tree import Node, drilldown_sheet, tree_lines
-from engine import unparsed_notes
+from engine import batches_cmd, unparsed_notes
 from store.db import StoreError, connect
 from store.bootstrap import compute_intervals
 from store.snapshot import open_for_reading
@@ -326,6 +326,7 @@ def report_main(argv: list[str]) -> int:
             else:
                 sys.stdout.write(render(drilldown_sheet(head, root, suite), args.format, width))
             _warn(unparsed_notes.warnings(con, suite, args.model), args.format)
+            _warn(batches_cmd.report_lines(con, args.model), args.format)
         else:
             sheet = leaderboard(con, suite)
             if not sheet.csv_rows:
@@ -333,6 +334,7 @@ def report_main(argv: list[str]) -> int:
                 return 0
             sys.stdout.write(render(sheet, args.format, width))
             _warn(unparsed_notes.warnings(con, suite), args.format)
+            _warn(batches_cmd.report_lines(con), args.format)
     except (ReportError, SuiteError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

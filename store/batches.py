@@ -122,8 +122,12 @@ def answered(con: duckdb.DuckDBPyConnection, model: str, label: str) -> set[str]
     return {c for (c,) in rows}
 
 
-def batched_summary(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, int, int]]:
-    """Per model: (model, provider, batches, requests, batches still open), batches that reached the provider."""
-    return [tuple(r) for r in con.execute(  # type: ignore[misc]
-        "SELECT model, provider, count(*), sum(n_requests), count(*) FILTER (WHERE NOT collected) FROM batches "
-        f"WHERE status <> '{NOT_SUBMITTED}' GROUP BY ALL ORDER BY 1").fetchall()]
+def batched_summary(con: duckdb.DuckDBPyConnection, model: str | None = None) -> list[tuple[str, str, int, int, int]]:
+    """Per model: (model, provider, batches, distinct items they carried, batches still open), counting the
+    batches that reached the provider."""
+    rows = con.execute(
+        "SELECT b.model, any_value(b.provider), count(DISTINCT b.label), "
+        "count(DISTINCT (i.dataset, i.item_id, i.sample)), count(DISTINCT b.label) FILTER (WHERE NOT b.collected) "
+        "FROM batches b JOIN batch_items i USING (label) WHERE b.status <> ? AND (? IS NULL OR b.model = ?) "
+        "GROUP BY b.model ORDER BY 1", [NOT_SUBMITTED, model, model]).fetchall()
+    return [(m, p, int(n), int(items), int(open_)) for m, p, n, items, open_ in rows]

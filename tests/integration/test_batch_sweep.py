@@ -8,10 +8,13 @@ import orjson
 import pytest
 
 from engine import batch_lane
+from engine.batches_cmd import report_lines
+from engine.estimate import estimate
 from engine.sweep import SweepOptions, sweep
 from providers.errors import ErrorClass, ProviderError
 from simulator.core import make_answer
 from simulator.server import SimServerProcess
+from store.db import connect
 from tests.engine.batch_fakes import FakeBatchAPI
 from tests.integration.helpers import query
 
@@ -61,6 +64,9 @@ def test_mixed_sweep_killed_with_batches_in_flight_resumes_without_paying_twice(
     with SimServerProcess(mode="gold") as sim:
         opts = SweepOptions(models_path=_models(tmp_path / "models.toml", sim.base_url), db=db,
                             datasets=["synthetic"], limit=40, quiet=True)
+        (est,) = [e for e in estimate(opts) if e.model == "batched"]
+        assert est.items == 40 and "batch price (x0.5)" in est.note
+        assert est.cost_usd == pytest.approx((est.input_tokens * 1.0 + est.output_tokens * 2.0) / 2 / 1e6)
         api.on_poll = _raise_crash
         with pytest.raises((Crash, BaseExceptionGroup)):
             sweep(opts)
@@ -85,3 +91,8 @@ def test_mixed_sweep_killed_with_batches_in_flight_resumes_without_paying_twice(
     assert same == 1
     (cost,), = query(db, "SELECT sum(cost_usd) FROM results WHERE model = 'batched'")
     assert cost == pytest.approx(40 * (10 * 1.0 + 2 * 2.0) / 2 / 1e6)
+    con = connect(db, read_only=True)  # what `report` prints under the leaderboard
+    try:
+        assert report_lines(con) == ["batched: batched (openai): 40 item(s) via its batch API in 4 batch(es)"]
+    finally:
+        con.close()
