@@ -123,6 +123,7 @@ def test_items_are_split_within_the_limits_and_scored_like_sync_answers(tmp_path
     assert sum(got) == 10 and (sizes is None and len(got) > 2 or got == sizes)
     h.all_ok_once()
     assert bl.submitted == len(got)
+    assert bl.progress.notes["m"] == f"batches: {len(got)} submitted, 0 in progress, {len(got)} done"
     recs = batches.list_batches(connect(h.db), "m")
     assert [r.n_requests for r in recs] == got and all(r.collected and r.status == "ended" for r in recs)
 
@@ -141,13 +142,15 @@ def test_bodies_are_the_synchronous_bodies(tmp_path):
 def test_batch_is_recorded_with_its_provider_id_before_the_engine_waits(tmp_path):
     h = Harness(tmp_path)
     api = FakeBatchAPI(max_requests=5)
-    # What the store holds when the engine starts waiting on each batch.
+    # What the store holds when the engine starts waiting on each batch, and what progress shows then.
     bl_holder = {}
+    notes = []
     orig = batch_lane.BatchLane._watch
 
     async def watch(self, label, batch_id, items, retry):
         rec = {r.label: r for r in batches.open_batches(self.con, "m")}[label]
         bl_holder[label] = (rec.batch_id, rec.status, len(batches.batch_items(self.con, label)))
+        notes.append(self.progress.notes["m"])
         await orig(self, label, batch_id, items, retry)
 
     batch_lane.BatchLane._watch = watch
@@ -156,6 +159,7 @@ def test_batch_is_recorded_with_its_provider_id_before_the_engine_waits(tmp_path
     finally:
         batch_lane.BatchLane._watch = orig
     assert sorted(bl_holder.values()) == [("batch_0", "running", 5), ("batch_1", "running", 5)]
+    assert notes[0] == "batches: 2 submitted, 2 in progress, 0 done"
     h.all_ok_once()
 
 

@@ -4,6 +4,12 @@ endpoints come with the provider implementations); the unbatched model calls the
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import orjson
 import pytest
 
@@ -16,7 +22,8 @@ from simulator.core import make_answer
 from simulator.server import SimServerProcess
 from store.db import connect
 from tests.engine.batch_fakes import FakeBatchAPI
-from tests.integration.helpers import query
+from tests.integration.batch_child import state, write_state
+from tests.integration.helpers import ROOT, query
 
 
 class Crash(BaseException):
@@ -96,3 +103,39 @@ def test_mixed_sweep_killed_with_batches_in_flight_resumes_without_paying_twice(
         assert report_lines(con) == ["batched: batched (openai): 40 item(s) via its batch API in 4 batch(es)"]
     finally:
         con.close()
+
+
+def test_sweep_killed_with_sigkill_while_batches_are_in_flight_submits_nothing_twice(tmp_path):
+    state_file = tmp_path / "provider.pickle"
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode="gold") as sim:
+        models = _models(tmp_path / "models.toml", sim.base_url)
+        args = [sys.executable, "-m", "tests.integration.batch_child", str(state_file), "sweep", str(models),
+                "--db", str(db), "--datasets", "synthetic", "--limit", "40", "--quiet"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 60
+            while not (state_file.exists() and len(state(state_file).get("batches", {})) == 3
+                       and state(state_file).get("polls", 0) >= 3):
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()[-2000:]
+                time.sleep(0.05)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        st = state(state_file)
+        assert len(st["batches"]) == 3
+        # While the engine was down: the batches ended, two requests of the first one failed.
+        for b in st["batches"].values():
+            b.states.clear()
+        failing = {r.custom_id for r in st["batches"]["batch_0"].requests[:2]}
+        write_state(state_file, batches=st["batches"], fail_ids=failing, first_only=True)
+        r = subprocess.run(args, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+    st = state(state_file)
+    assert len(st["batches"]) == 4  # three re-attached, one for the two failed requests
+    assert {r.custom_id for r in st["batches"]["batch_3"].requests} == failing
+    assert sorted(st["answered"]) == sorted(set(st["answered"])) and len(st["answered"]) == 40
+    assert query(db, "SELECT count(*), count(*) FILTER (WHERE status = 'ok'), max(attempts) FROM results "
+                     "WHERE model = 'batched'") == [(40, 40, 1)]
+    assert query(db, "SELECT count(*), count(*) FILTER (WHERE collected) FROM batches") == [(4, 4)]
