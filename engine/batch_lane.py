@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import anyio
 import duckdb
 
+from benchmark.dataset import stable_hash
 from engine.batch_requests import build_requests, item_key, split, too_large
 from engine.config import ModelConfig
 from engine.generation import ProviderSet
@@ -35,7 +36,7 @@ from engine.plan import PlannedDataset, Work
 from engine.progress import Progress, log
 from engine.scheduler import Budget, Stamps, build_row, estimate_cost, run_lane
 from providers.batch import FAILED, TERMINAL, BatchAPI, BatchRequest, BatchStatus
-from providers.errors import ErrorClass, ProviderError
+from providers.errors import ErrorClass, ProviderError, Unreachable
 from store import batches as store
 from store.batches import ItemKey
 from store.writer import ResultRow
@@ -84,23 +85,29 @@ class BatchLane:
     async def run(self) -> None:
         try:
             self.works = {item_key(w): w for w in self._work}
-            attach, carried = await self._reattach()
-            fresh = [w for k, w in self.works.items() if k not in carried]
-            retry = await self._round(fresh, attach)
-            rounds = 1
-            while retry:
-                if self.model.batch_retry == "sync":
-                    await self._ask_sync([w for w, _ in retry])
-                    break
-                if rounds >= MAX_ROUNDS:
-                    for w, err in retry:
-                        await self._put(build_row(self.model.name, w, self.stamps, datetime.now(UTC), err))
-                    break
-                retry = await self._round([w for w, _ in retry], [])
-                rounds += 1
+            await self._run()
+        except Unreachable as e:
+            # Its endpoint was given up: what is in flight stays so, what is pending stays unasked.
+            log(f"warning: {self.model.name}: {e}; its batches are collected by the next run")
         finally:
             with anyio.CancelScope(shield=True):
                 await self.api.aclose()
+
+    async def _run(self) -> None:
+        attach, carried = await self._reattach()
+        fresh = [w for k, w in self.works.items() if k not in carried]
+        retry = await self._round(fresh, attach)
+        rounds = 1
+        while retry:
+            if self.model.batch_retry == "sync":
+                await self._ask_sync([w for w, _ in retry])
+                break
+            if rounds >= MAX_ROUNDS:
+                for w, err in retry:
+                    await self._put(build_row(self.model.name, w, self.stamps, datetime.now(UTC), err))
+                break
+            retry = await self._round([w for w, _ in retry], [])
+            rounds += 1
 
     async def _reattach(self) -> tuple[list[tuple[str, str, dict[str, ItemKey]]], set[ItemKey]]:
         """The model's open batches from earlier runs: (label, provider id, items) to watch, and every item they carry."""
@@ -109,6 +116,18 @@ class BatchLane:
         for rec in store.open_batches(self.con, self.model.name):
             items = store.batch_items(self.con, rec.label)
             batch_id = rec.batch_id
+            datasets = {k.dataset for k in items.values()}
+            if datasets <= set(self.stamps.prompt_hash) and rec.stamp is not None and rec.stamp != self._stamp(datasets):
+                # Its answers were asked with other prompts or of another endpoint (a --fresh rerun after a
+                # change): never stored under this run's stamps. Cancelled, so it costs no more.
+                if batch_id is not None:
+                    with contextlib.suppress(ProviderError):
+                        await self.api.cancel(batch_id)
+                store.set_not_submitted(self.con, rec.label, "made with other prompts or another endpoint than "
+                                        "this run: not collected", status=store.STALE)
+                log(f"warning: {self.model.name}: batch {batch_id or rec.label} was made with other prompts or "
+                    "another endpoint: cancelled, not collected; its items are asked again")
+                continue
             if batch_id is None:  # recorded, then the run ended before the provider's id was stored
                 try:
                     batch_id = await self.api.find(rec.label)
@@ -172,7 +191,8 @@ class BatchLane:
         items = {req.custom_id: item_key(w) for req, w in chunk}
         # Recorded first: a crash during the create leaves a row that the next run looks up by label.
         store.record_batch(self.con, label=label, run_id=self.stamps.run_id, model=self.model.name,
-                           provider=self.api.provider, items=items, est_cost_usd=est)
+                           provider=self.api.provider, items=items, est_cost_usd=est,
+                           stamp=self._stamp({k.dataset for k in items.values()}))
         try:
             batch_id = await self._create([req for req, _ in chunk], label)
         except ProviderError as e:
@@ -262,6 +282,11 @@ class BatchLane:
         self._show()
 
     # ---------------------------------------------------------------- the rest
+
+    def _stamp(self, datasets: set[str]) -> str:
+        """What the answers of a batch over these datasets are stored under: prompt stamps and identities."""
+        return stable_hash(sorted((d, self.stamps.prompt_hash[d], self.stamps.identity.get(d) or "")
+                                  for d in datasets), length=16)
 
     async def _put(self, row: ResultRow) -> None:
         await self.answers.put(row)

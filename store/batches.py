@@ -15,6 +15,7 @@ from store.transaction import transaction
 
 SUBMITTING = "submitting"  # recorded, not yet known to be created at the provider
 NOT_SUBMITTED = "not_submitted"  # never reached the provider (create failed, or not found after a crash)
+STALE = "stale"  # made with other prompt stamps or another endpoint than the current run's: never collected
 
 
 class ItemKey(msgspec.Struct, frozen=True, array_like=True):
@@ -34,6 +35,7 @@ class BatchRecord(msgspec.Struct, kw_only=True):
     status: str
     provider_status: str | None
     n_requests: int
+    stamp: str | None
     succeeded: int | None
     failed: int | None
     est_cost_usd: float | None
@@ -50,7 +52,7 @@ def _now() -> datetime:
 
 
 def record_batch(con: duckdb.DuckDBPyConnection, *, label: str, run_id: str | None, model: str, provider: str,
-                 items: dict[str, ItemKey], est_cost_usd: float | None) -> None:
+                 items: dict[str, ItemKey], est_cost_usd: float | None, stamp: str | None = None) -> None:
     """A batch about to be submitted and the items it carries (custom_id -> key), in one transaction."""
     rows = pa.table({  # noqa: F841 - referenced by name in the SQL
         "label": [label] * len(items), "custom_id": list(items), "model": [model] * len(items),
@@ -58,9 +60,9 @@ def record_batch(con: duckdb.DuckDBPyConnection, *, label: str, run_id: str | No
         "sample": pa.array([k.sample for k in items.values()], pa.int32()),
     })
     with transaction(con):
-        con.execute("INSERT INTO batches (label, run_id, model, provider, batch_id, status, n_requests, est_cost_usd, "
-                    "submitted_at, collected) VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, false)",
-                    [label, run_id, model, provider, SUBMITTING, len(items), est_cost_usd, _now()])
+        con.execute("INSERT INTO batches (label, run_id, model, provider, batch_id, status, n_requests, stamp, "
+                    "est_cost_usd, submitted_at, collected) VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, false)",
+                    [label, run_id, model, provider, SUBMITTING, len(items), stamp, est_cost_usd, _now()])
         con.execute("INSERT INTO batch_items (label, custom_id, model, dataset, item_id, sample) "
                     "SELECT label, custom_id, model, dataset, item_id, sample FROM rows")
 
@@ -79,10 +81,10 @@ def set_status(con: duckdb.DuckDBPyConnection, label: str, *, status: str, provi
                 "WHERE label = ?", [status, provider_status, succeeded, failed, ended, _now(), label])
 
 
-def set_not_submitted(con: duckdb.DuckDBPyConnection, label: str, why: str) -> None:
-    """The batch never reached the provider: closed, its items free to go in another one."""
+def set_not_submitted(con: duckdb.DuckDBPyConnection, label: str, why: str, *, status: str = NOT_SUBMITTED) -> None:
+    """The batch never reached the provider (or is ``STALE``): closed, its items free to go in another one."""
     con.execute("UPDATE batches SET status = ?, provider_status = ?, collected = true, ended_at = ? WHERE label = ?",
-                [NOT_SUBMITTED, why[:200], _now(), label])
+                [status, why[:200], _now(), label])
 
 
 def mark_collected(con: duckdb.DuckDBPyConnection, label: str) -> None:
@@ -128,6 +130,6 @@ def batched_summary(con: duckdb.DuckDBPyConnection, model: str | None = None) ->
     rows = con.execute(
         "SELECT b.model, any_value(b.provider), count(DISTINCT b.label), "
         "count(DISTINCT (i.dataset, i.item_id, i.sample)), count(DISTINCT b.label) FILTER (WHERE NOT b.collected) "
-        "FROM batches b JOIN batch_items i USING (label) WHERE b.status <> ? AND (? IS NULL OR b.model = ?) "
-        "GROUP BY b.model ORDER BY 1", [NOT_SUBMITTED, model, model]).fetchall()
+        "FROM batches b JOIN batch_items i USING (label) WHERE b.status NOT IN (?, ?) AND (? IS NULL OR b.model = ?) "
+        "GROUP BY b.model ORDER BY 1", [NOT_SUBMITTED, STALE, model, model]).fetchall()
     return [(m, p, int(n), int(items), int(open_)) for m, p, n, items, open_ in rows]

@@ -10,10 +10,13 @@ CREATE TABLE IF NOT EXISTS batches (
     batch_id       VARCHAR,             -- the provider's id; NULL until the provider created it
     status         VARCHAR NOT NULL,    -- 'submitting' | 'running' | 'ended' | 'failed' | 'expired'
                                         -- | 'cancelled' | 'not_submitted' (never reached the provider)
+                                        -- | 'stale' (made with other prompts or endpoint: not collected)
     provider_status VARCHAR,            -- the provider's own word (in_progress, finalizing, ...)
     n_requests     INTEGER NOT NULL,
     succeeded      INTEGER,             -- as the provider counts them
     failed         INTEGER,
+    stamp          VARCHAR,             -- hash of the requests' prompt stamps and identities: a batch made
+                                        -- with other ones is never collected under the current stamps
     est_cost_usd   DOUBLE,              -- upper bound at the batch price, counted by --budget at submission
     submitted_at   TIMESTAMPTZ,
     ended_at       TIMESTAMPTZ,

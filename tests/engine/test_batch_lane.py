@@ -50,7 +50,7 @@ class Harness:
         self.chats: list[FakeChat] = []
 
     def run(self, api: FakeBatchAPI, m: ModelConfig | None = None, budget: Budget | None = None,
-            price: Price | None = None) -> BatchLane | None:
+            price: Price | None = None, prompt_hash: str = "ph") -> BatchLane | None:
         """One engine run; None when it crashed."""
         m = m or model()
         con = connect(self.db)
@@ -64,7 +64,7 @@ class Harness:
             return chat
 
         providers = ProviderSet(m, [p.dataset], make)
-        stamps = Stamps("v1", {p.id: "ph"}, run_id=uuid.uuid4().hex[:8], price=price, identity={p.id: "idn"})
+        stamps = Stamps("v1", {p.id: prompt_hash}, run_id=uuid.uuid4().hex[:8], price=price, identity={p.id: "idn"})
         progress = Progress(quiet=True)
         progress.add("m", p.size, sum(counts.values()))
         writer = Writer(con)
@@ -330,3 +330,21 @@ def test_budget_counts_a_batch_when_it_is_submitted(tmp_path):
     assert len(api.batches) == 1 and budget.stopped
     assert budget.spent == pytest.approx(5 * 12 * 500 / 1e6) and budget.reserved == pytest.approx(0)
     assert len(h.rows()) == 5  # the rest stays pending for a run with a larger budget
+
+
+def test_a_batch_made_with_other_prompts_is_cancelled_not_collected(tmp_path):
+    h = Harness(tmp_path, n=4)
+    api = FakeBatchAPI()
+
+    def crash(batch_id):
+        raise Crash
+
+    api.on_poll = crash
+    assert h.run(api) is None
+    api.on_poll = None
+    h.run(api, prompt_hash="changed")  # e.g. --fresh after the template changed
+    assert api.batches["batch_0"].cancelled and api.batches["batch_0"].results_read == 0
+    assert len(api.batches) == 2
+    assert h.rows("SELECT DISTINCT prompt_hash FROM results") == [("changed",)]
+    recs = batches.list_batches(connect(h.db), "m")
+    assert [(r.status, r.collected) for r in recs] == [("stale", True), ("ended", True)]

@@ -47,7 +47,7 @@ def test_lists_every_batch_or_one_models(tmp_path, capsys):
 def test_age_runs_until_the_batch_ended_or_now():
     t0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
     rec = batches.BatchRecord(label="L", run_id=None, model="m", provider="openai", batch_id="b", status="running",
-                              provider_status="in_progress", n_requests=3, succeeded=None, failed=None,
+                              provider_status="in_progress", n_requests=3, stamp=None, succeeded=None, failed=None,
                               est_cost_usd=None, submitted_at=t0, ended_at=None, collected=False)
     assert table([rec], now=t0 + timedelta(hours=2, minutes=5))[1].split()[-2:] == ["2h05m", "no"]
 
