@@ -55,9 +55,14 @@ class Answers(Protocol):
 
 def make_api(provider: str, adapter: Any) -> BatchAPI:
     """The provider's batch API around one of the model's synchronous adapters (providers/batch_*.py)."""
-    from providers.batch_registry import make_batch_api  # type: ignore[import-not-found]
+    from providers.registry import make_batch_api  # type: ignore[attr-defined]
 
     return make_batch_api(provider, adapter)  # type: ignore[no-any-return]
+
+
+def ambiguous(e: ProviderError) -> bool:
+    """A create that failed without an HTTP status (timeout, dropped connection): it may have reached the server."""
+    return e.klass is ErrorClass.TRANSIENT and e.status is None
 
 
 class BatchLane:
@@ -78,6 +83,7 @@ class BatchLane:
         self.reserved: dict[str, float] = {}  # label -> budget reserved at submission
         self.states: dict[str, BatchStatus | None] = {}  # label -> last status seen (None: not polled yet)
         self.submitted = 0  # batches created in this run
+        self.reattached = 0  # batches of earlier runs watched in this one
         self.sync_asked = 0
 
     # ---------------------------------------------------------------- the run
@@ -147,6 +153,7 @@ class BatchLane:
                 continue
             attach.append((rec.label, batch_id, items))
             self.states[rec.label] = None
+        self.reattached = len(attach)
         if attach:
             log(f"{self.model.name}: re-attached to {len(attach)} batch(es) submitted earlier", quiet=self.progress.quiet)
         if left:
@@ -196,9 +203,15 @@ class BatchLane:
         try:
             batch_id = await self._create([req for req, _ in chunk], label)
         except ProviderError as e:
-            store.set_not_submitted(self.con, label, str(e))
             if self.budget is not None:
                 self.budget.settle(est, None)
+            if ambiguous(e):
+                # It may exist without its id: the row stays 'submitting' and the next run looks it up by
+                # label, submitting its items again only if it is not found. Nothing is stored for them now.
+                log(f"warning: {self.model.name}: whether a batch of {len(chunk)} request(s) was created is "
+                    f"unknown ({e}); the next run looks for it before asking its items again")
+                return None
+            store.set_not_submitted(self.con, label, str(e))
             log(f"warning: {self.model.name}: a batch of {len(chunk)} request(s) could not be submitted: {e}")
             for _, w in chunk:  # error rows: the next run asks them again
                 await self._put(build_row(self.model.name, w, self.stamps, datetime.now(UTC), e))
@@ -211,16 +224,17 @@ class BatchLane:
         return label, batch_id, items
 
     async def _create(self, requests: list[BatchRequest], label: str) -> str:
+        """Submit, again after a failure the server answered (it created nothing); never after an ambiguous one."""
         for attempt in range(SUBMIT_TRIES):
             try:
                 return await self.api.submit(requests, label=label)
             except ProviderError as e:
-                # The create may have succeeded with its answer lost: look before submitting again.
+                # The create may have succeeded with its answer lost: look before anything else.
                 with contextlib.suppress(ProviderError):
                     found = await self.api.find(label)
                     if found is not None:
                         return found
-                if not e.klass.retryable or attempt == SUBMIT_TRIES - 1:
+                if ambiguous(e) or not e.klass.retryable or attempt == SUBMIT_TRIES - 1:
                     raise
                 await self._sleep(e.retry_after or self.model.backoff_s * 2 ** attempt)
         raise AssertionError("unreachable")
@@ -304,7 +318,8 @@ class BatchLane:
         ended = sum(1 for s in states if s is not None and s.state in TERMINAL)
         waiting = sum(1 for s in states if s is None)
         detail = ", ".join(f"{n} {w}" for w, n in running.items())
-        self.progress.note(self.model.name, f"batches: {self.submitted} submitted, "
+        again = f" (+{self.reattached} re-attached)" if self.reattached else ""
+        self.progress.note(self.model.name, f"batches: {self.submitted} submitted{again}, "
                            f"{sum(running.values()) + waiting} in progress" + (f" ({detail})" if detail else "")
                            + f", {ended} done")
 

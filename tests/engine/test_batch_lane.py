@@ -17,6 +17,7 @@ from engine.plan import lane
 from engine.progress import Progress
 from engine.scheduler import Budget, Stamps
 from providers.batch import EXPIRED, FAILED
+from providers.errors import ErrorClass, ProviderError
 from store import batches, resume
 from store.batches import ItemKey
 from store.db import connect
@@ -178,6 +179,7 @@ def test_resume_reattaches_and_submits_nothing_twice(tmp_path):
     api.on_poll = None
     bl = h.run(api)
     assert len(api.batches) == 3 and bl.submitted == 0  # re-attached, nothing submitted again
+    assert bl.progress.notes["m"] == "batches: 0 submitted (+3 re-attached), 0 in progress, 3 done"
     assert sorted(api.answered) == sorted(cid(i) for i in range(10))  # no request answered twice
     h.all_ok_once()
     assert h.run(api).submitted == 0 and len(api.batches) == 3  # a third run has nothing to do
@@ -306,6 +308,27 @@ def test_a_lost_create_answer_is_found_by_label_not_submitted_twice(tmp_path):
     api.submit_errors, api.create_then_fail = [transient("connection reset")], True
     bl = h.run(api)
     assert len(api.batches) == 1 and bl.submitted == 1
+    h.all_ok_once()
+
+
+def test_a_create_of_unknown_outcome_is_settled_by_the_next_run(tmp_path):
+    h = Harness(tmp_path, n=3)
+    api = FakeBatchAPI()
+    api.submit_errors = [transient("timed out")]  # no HTTP status: it may have reached the provider
+    bl = h.run(api)
+    assert api.batches == {} and bl.submitted == 0 and h.rows() == []  # nothing stored, nothing asked again
+    (rec,) = batches.list_batches(connect(h.db), "m")
+    assert rec.status == "submitting"
+    h.run(api)  # not found by its label: submitted now
+    assert len(api.batches) == 1
+    h.all_ok_once()
+
+
+def test_a_submission_the_server_refused_for_now_is_tried_again(tmp_path):
+    h = Harness(tmp_path, n=3)
+    api = FakeBatchAPI()
+    api.submit_errors = [ProviderError(ErrorClass.TRANSIENT, "overloaded", status=503)]
+    assert h.run(api).submitted == 1 and len(api.batches) == 1
     h.all_ok_once()
 
 
