@@ -248,6 +248,20 @@ def _rescore(args: argparse.Namespace) -> int:
                                   command=" ".join(["rescore", *args.argv])))
 
 
+def _batches_args(p: argparse.ArgumentParser) -> None:
+    add_db(p, "DuckDB results file")
+    p.add_argument("--model", help="only this model's batches")
+    p.add_argument("--cancel", action="store_true", help="cancel the batches in flight at their provider")
+    p.add_argument("--models", type=Path, metavar="MODELS",
+                   help="models file (needed by --cancel: endpoints and key variables)")
+
+
+def _batches(args: argparse.Namespace) -> int:
+    from engine.batches_cmd import BatchesOptions, batches
+
+    return batches(BatchesOptions(db=args.db, model=args.model, cancel=args.cancel, models=args.models))
+
+
 # ----------------------------------------------------------------- data
 def _data_args(p: argparse.ArgumentParser) -> None:
     from benchmark import sources
@@ -343,6 +357,8 @@ def _cb_scores(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Command] = {
     "sweep": Command("evaluate every model of MODELS.toml on a suite (resumable)", _sweep_args, _sweep),
     "report": Command("leaderboard and drill-down from a results database", _report_args, _report),
+    "batches": Command("list the provider batches of a database; --cancel stops those in flight",
+                       _batches_args, _batches),
     "import-scores": Command("store dataset-level scores made elsewhere", _import_args, _import),
     "data pull": Command("download the datasets of a suite (checked, resumable)", _pull_args, _pull),
     "data list": Command("show, per dataset, whether its files are under --data-dir", _data_args, _list),

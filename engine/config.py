@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 import msgspec
 
 from engine.errors import UserError
-from providers.registry import CONSTRAINABLE, DEFAULT_BASE_URLS, PROVIDERS
+from providers.registry import BATCHABLE, CONSTRAINABLE, DEFAULT_BASE_URLS, PROVIDERS
 
 DEFAULT_CONCURRENCY = 16  # requests in flight per model when models.toml does not say
 
@@ -38,6 +38,14 @@ class Price(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tru
 
     input_per_mtok: float
     output_per_mtok: float
+    # Fraction of the listed price a provider's batch API charges (OpenAI, Anthropic and Gemini
+    # all charge half); applies to models with `batch = true`.
+    batch_factor: float = 0.5
+
+    def batch(self) -> "Price":
+        """The price of an answer made through the provider's batch API."""
+        return Price(input_per_mtok=self.input_per_mtok * self.batch_factor,
+                     output_per_mtok=self.output_per_mtok * self.batch_factor, batch_factor=1.0)
 
     def cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
         if input_tokens is None and output_tokens is None:
@@ -88,6 +96,14 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     gguf: str | None = None
     # Free description kept with the results: institution, open_source, params_b, family ...
     metadata: dict[str, Any] = {}
+    # Ask through the provider's batch API (engine/batch_lane.py): half the price, answers within
+    # 24 h. Not part of the model's identity or stamps: a batched answer is the same measurement.
+    batch: bool = False
+    # Requests a batch failed, expired or cancelled: "batch" (asked again in a new batch) or
+    # "sync" (asked by ordinary calls).
+    batch_retry: str = "batch"
+    batch_poll_s: float = 30.0  # seconds between status polls of a batch in flight
+    batch_max_requests: int | None = None  # requests per batch, below the provider's documented cap
 
     @property
     def concurrency(self) -> int:
@@ -260,6 +276,7 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
             raise UserError(f"{where}: answer_constraint {m.answer_constraint!r} is not available for provider "
                             f"{m.provider!r} (" + (f"use {' or '.join(repr(a) for a in allowed)}"
                                                   if allowed else "its API has no constrained decoding") + ")")
+        _validate_batch(where, m)
         if m.reasoning is not None and m.provider != "openai":
             raise UserError(f"{where}: reasoning applies to provider 'openai' only")
         if m.timeout_per_token_s is not None and m.timeout_per_token_s < 0:
@@ -276,6 +293,10 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
         if m.api_key_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", m.api_key_env):
             raise UserError(f"{where}: api_key_env {m.api_key_env!r} is not an environment variable name "
                             "(it names the variable; the key itself never goes in this file)")
+    for role, helper in (("judge", cfg.judge), ("extractor", cfg.extractor)):
+        if helper is not None and helper.batch:
+            raise UserError(f"{path}: {role}: batch = true is for [[models]] entries; the {role} is asked "
+                            "by ordinary calls")
     for name, acc in cfg.accounts.items():
         for key in ("rpm", "tpm", "max_concurrency"):
             v = getattr(acc, key)
@@ -309,6 +330,24 @@ def _validate_generation(where: str, m: ModelConfig, account: Account | None) ->
     if api_key is not None and any(ord(c) < 32 or ord(c) == 127 for c in api_key):
         raise UserError(f"{where}: the API key in environment variable {m.api_key_env} contains a control "
                         "character (a pasted newline or carriage return?): set it again without it")
+
+
+BATCH_PROVIDERS = BATCHABLE  # the providers with a batch wire (providers/batch_*.py)
+BATCH_RETRY = ("batch", "sync")
+
+
+def _validate_batch(where: str, m: ModelConfig) -> None:
+    if m.batch and m.provider not in BATCH_PROVIDERS:
+        raise UserError(f"{where}: batch = true needs a provider with a batch API "
+                        f"({', '.join(BATCH_PROVIDERS)}), not {m.provider!r}")
+    if m.batch_retry not in BATCH_RETRY:
+        raise UserError(f"{where}: batch_retry must be \"batch\" or \"sync\", not {m.batch_retry!r}")
+    if not m.batch_poll_s > 0:
+        raise UserError(f"{where}: batch_poll_s must be > 0 (seconds between status polls)")
+    if m.batch_max_requests is not None and m.batch_max_requests < 1:
+        raise UserError(f"{where}: batch_max_requests must be >= 1")
+    if m.price is not None and not 0 < m.price.batch_factor <= 1:
+        raise UserError(f"{where}: price.batch_factor must be in (0, 1] (the share of the price a batch costs)")
 
 
 def _validate_local(where: str, m: ModelConfig) -> None:

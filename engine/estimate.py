@@ -68,8 +68,12 @@ def _estimate_model(m: ModelConfig, planned: list[PlannedDataset], tokens: dict[
                     items += 1
                     tok_in += tokens[p.id][it.id]
                     tok_out += out
-    cost = m.price.cost(tok_in, tok_out) if m.price is not None else None
+    # A batched model pays its provider's batch price (engine/config.py Price.batch).
+    price = m.price.batch() if m.price is not None and m.batch else m.price
+    cost = price.cost(tok_in, tok_out) if price is not None else None
     note = m.missing_key() or ("" if m.price is not None else "no price")
+    if m.batch:
+        note = ", ".join(x for x in (note, f"batch price (x{m.price.batch_factor:g})" if m.price else "batch") if x)
     return Estimate(m.name, m.provider, items, tok_in, tok_out, cost, note)
 
 

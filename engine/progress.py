@@ -35,6 +35,7 @@ class Progress:
         self.counters: dict[str, _Counter] = {}
         self._bars: RichProgress | None = None
         self._tasks: dict[str, TaskID] = {}
+        self.notes: dict[str, str] = {}  # a line beside a model's bar (its provider batches)
 
     def add(self, model: str, total: int, done: int) -> None:
         self.counters[model] = _Counter(total, done)
@@ -47,6 +48,9 @@ class Progress:
         if not ok:
             c.errors += 1
 
+    def note(self, model: str, text: str) -> None:
+        self.notes[model] = text
+
     async def show(self) -> None:
         """Draw until cancelled."""
         if self.quiet:
@@ -54,11 +58,12 @@ class Progress:
         self._bars = RichProgress(
             TextColumn("{task.description}", justify="left"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]:>7.1f} it/s"), TextColumn("[red]{task.fields[errors]} err"),
-            TimeRemainingColumn(), console=self.console, auto_refresh=False, transient=False,
+            TimeRemainingColumn(), TextColumn("{task.fields[note]}"), console=self.console, auto_refresh=False, transient=False,
             disable=not self.console.is_terminal,
         )
         for model, c in self.counters.items():
-            self._tasks[model] = self._bars.add_task(model, total=c.total, completed=c.done, rate=0.0, errors=0)
+            self._tasks[model] = self._bars.add_task(model, total=c.total, completed=c.done, rate=0.0, errors=0,
+                                                 note="")
         with self._bars:
             try:
                 while True:
@@ -70,14 +75,17 @@ class Progress:
     def _draw(self) -> None:
         assert self._bars is not None
         for model, c in self.counters.items():
-            self._bars.update(self._tasks[model], completed=c.done, rate=c.rate(), errors=c.errors)
+            self._bars.update(self._tasks[model], completed=c.done, rate=c.rate(), errors=c.errors,
+                              note=self.notes.get(model, ""))
         self._bars.refresh()
 
     def summary_lines(self) -> list[str]:
         out = []
         for model, c in self.counters.items():
             new = c.done - c.start_done
-            out.append(f"{model}: {c.done}/{c.total} done ({new} this run, {c.errors} errors, {c.rate():.1f} items/s)")
+            note = f"; {self.notes[model]}" if model in self.notes else ""
+            out.append(f"{model}: {c.done}/{c.total} done ({new} this run, {c.errors} errors, {c.rate():.1f} items/s)"
+                       f"{note}")
         return out
 
 

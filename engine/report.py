@@ -20,7 +20,7 @@ from benchmark.errors import UserError
 from engine.baselines import chance_by_dataset
 from engine.report_table import Column, Sheet, fmt, output_width, pct, render, span
 from engine.report_tree import Node, drilldown_sheet, tree_lines
-from engine import unparsed_notes
+from engine import batches_cmd, unparsed_notes
 from store.db import connect
 from store.bootstrap import compute_intervals
 from store.snapshot import open_for_reading
@@ -324,6 +324,7 @@ def report(opts: ReportOptions) -> int:
             else:
                 sys.stdout.write(render(drilldown_sheet(head, root, suite), opts.format, width))
             _warn(unparsed_notes.warnings(con, suite, opts.model), opts.format)
+            _warn(batches_cmd.report_lines(con, opts.model), opts.format)
         else:
             sheet = leaderboard(con, suite)
             if not sheet.csv_rows:
@@ -332,6 +333,7 @@ def report(opts: ReportOptions) -> int:
                 return 0
             sys.stdout.write(render(sheet, opts.format, width))
             _warn(unparsed_notes.warnings(con, suite), opts.format)
+            _warn(batches_cmd.report_lines(con), opts.format)
     except duckdb.Error as e:
         raise ReportError(f"{db}: {str(e).splitlines()[0]}") from None
     finally:

@@ -11,7 +11,7 @@ import anyio
 from engine.generation import ProviderSet
 from engine.plan import Work
 from engine.progress import Progress
-from providers.base import Provider
+from providers.base import ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
 from providers.http import DEFAULT_MAX_OUTPUT
 from store.writer import ResultRow, Writer
@@ -95,22 +95,31 @@ async def run_lane(model: str, provider: Provider, work: Iterator[Work], concurr
 
 
 async def evaluate(model: str, provider: Provider, w: Work, stamps: Stamps) -> ResultRow:
+    started = datetime.now(timezone.utc)
+    try:
+        # A model's datasets may differ in generation settings (engine/generation.py).
+        chat = provider.for_dataset(w.planned.id).chat if isinstance(provider, ProviderSet) else provider.chat
+        res = await chat(w.item.messages, w.item.answer)
+    except ProviderError as e:
+        return build_row(model, w, stamps, started, e)
+    return build_row(model, w, stamps, started, res)
+
+
+def build_row(model: str, w: Work, stamps: Stamps, started: datetime, outcome: ChatResult | ProviderError) -> ResultRow:
+    """The row of one answer (scored) or one error: the same for a call and a batch request."""
     ds = w.planned.dataset
     item = w.item
-    started = datetime.now(timezone.utc)
     base = dict(model=model, dataset=ds.id, item_id=item.id, sample=w.sample, gold=item.gold,
                 prompt_hash=stamps.prompt_hash[ds.id], suite_version=stamps.suite_version,
                 scorer_version=ds.scorer_version, started_at=started, run_id=stamps.run_id,
                 identity=stamps.identity.get(ds.id))
-    try:
-        # A model's datasets may differ in generation settings (engine/generation.py).
-        chat = provider.for_dataset(ds.id).chat if isinstance(provider, ProviderSet) else provider.chat
-        res = await chat(item.messages, item.answer)
-    except ProviderError as e:
-        return ResultRow(**base, status="error", error_class=e.klass.value, error=str(e)[:1000],
-                         attempts=e.attempts, response=None, prediction=None, score=None, measures=None,
+    if isinstance(outcome, ProviderError):
+        err = outcome
+        return ResultRow(**base, status="error", error_class=err.klass.value, error=str(err)[:1000],
+                         attempts=err.attempts, response=None, prediction=None, score=None, measures=None,
                          latency_ms=None, input_tokens=None, output_tokens=None, model_version=None,
                          finished_at=datetime.now(timezone.utc))
+    res = outcome
     price = stamps.price
     call = dict(attempts=res.attempts, response=res.text, latency_ms=res.latency_ms,
                 input_tokens=res.input_tokens, output_tokens=res.output_tokens,

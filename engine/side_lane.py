@@ -122,3 +122,7 @@ class Tee:
             job = lane.job(row)
             if job is not None:
                 await lane.live.send(job)
+
+    async def synced(self) -> None:
+        """Every answer put so far is in the database (side lanes' rows follow on their own)."""
+        await self._writer.synced()

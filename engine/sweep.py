@@ -16,6 +16,7 @@ import msgspec
 from benchmark.suite import load_suite
 from engine import runloop
 from engine.baselines import declared_baselines
+from engine.batch_lane import batch_lane_for, run_batch_lane
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
 from engine.endpoints import build_breakers, unreachable_models
 from engine.errors import UserError
@@ -360,6 +361,11 @@ async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset
                             work = lane(planned, lambda d, m=m.name: counts.get((m, d), 0),
                                         lambda d, m=m.name: partial.get((m, d), set()),
                                         prompt_budgets(m, [p.dataset for p in planned]))
+                            if m.batch:  # through the provider's batch API (engine/batch_lane.py)
+                                models.start_soon(run_batch_lane, batch_lane_for(
+                                    m, providers[m.name], planned, work, answers, stamps[m.name], progress, con,
+                                    budget))
+                                continue
                             models.start_soon(run_lane, m.name, providers[m.name], work, m.concurrency,
                                               answers, stamps[m.name], progress, budget)
                     for side in sides:

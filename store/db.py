@@ -50,6 +50,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     ensure_views(con)
     con.execute((Path(__file__).parent / "costs.sql").read_text(encoding="utf-8"))
     con.execute((Path(__file__).parent / "history.sql").read_text(encoding="utf-8"))
+    con.execute((Path(__file__).parent / "batches.sql").read_text(encoding="utf-8"))
 
 
 def _leaves(e: BaseException) -> list[BaseException]:

@@ -120,15 +120,23 @@ class Writer:
         self._recv: MemoryObjectReceiveStream[Any]
         self._send, self._recv = anyio.create_memory_object_stream(buffer)
         self.rows_written = 0
+        self._rows_put = 0
         self.finished = anyio.Event()
 
     async def put(self, row: Any) -> None:
         # No checkpoint while the buffer has room: the caller has just awaited its call, and
         # another pass through the event loop per row is measurable at thousands of rows a second.
+        self._rows_put += 1
         try:
             self._send.send_nowait(row)
         except anyio.WouldBlock:
             await self._send.send(row)
+
+    async def synced(self, poll_s: float = 0.05) -> None:
+        """Wait until every row put so far is in the database (rows are written in the order put)."""
+        target = self._rows_put
+        while self.rows_written < target and not self.finished.is_set():
+            await anyio.sleep(poll_s)
 
     async def close(self) -> None:
         """No more rows: the run loop flushes what it has and returns."""

@@ -1,0 +1,70 @@
+"""store/batches.py: a batch is recorded with its items before submission, then tracked to collection."""
+
+from datetime import UTC, datetime
+
+from store import batches
+from store.batches import ItemKey
+from store.db import connect
+from store.writer import ResultRow, insert_rows
+
+
+def _con(tmp_path):
+    return connect(tmp_path / "r.duckdb")
+
+
+ITEMS = {"c0": ItemKey("sst2", "1", 0), "c1": ItemKey("sst2", "2", 0), "c2": ItemKey("sst2", "2", 1)}
+
+
+def test_recorded_before_submission_with_its_items(tmp_path):
+    con = _con(tmp_path)
+    batches.record_batch(con, label="L1", run_id="r", model="m", provider="openai", items=ITEMS, est_cost_usd=0.5)
+    (rec,) = batches.open_batches(con, "m")
+    assert (rec.label, rec.status, rec.batch_id, rec.n_requests, rec.collected) == ("L1", "submitting", None, 3, False)
+    assert rec.est_cost_usd == 0.5 and rec.submitted_at is not None
+    assert batches.batch_items(con, "L1") == ITEMS
+    assert batches.open_batches(con, "other") == []
+
+
+def test_created_status_and_collected(tmp_path):
+    con = _con(tmp_path)
+    batches.record_batch(con, label="L1", run_id="r", model="m", provider="openai", items=ITEMS, est_cost_usd=None)
+    batches.set_created(con, "L1", "batch_abc", provider_status="validating")
+    batches.set_status(con, "L1", status="running", provider_status="in_progress", succeeded=1, failed=0)
+    rec = batches.open_batches(con, "m")[0]
+    assert (rec.batch_id, rec.status, rec.provider_status, rec.succeeded, rec.ended_at) == (
+        "batch_abc", "running", "in_progress", 1, None)
+    batches.set_status(con, "L1", status="ended", provider_status="completed", succeeded=2, failed=1, ended=True)
+    batches.mark_collected(con, "L1")
+    assert batches.open_batches(con, "m") == []
+    (rec,) = batches.list_batches(con, "m")
+    assert rec.collected and rec.status == "ended" and rec.failed == 1 and rec.ended_at is not None
+
+
+def test_not_submitted_is_closed_and_not_counted_as_batched(tmp_path):
+    con = _con(tmp_path)
+    batches.record_batch(con, label="L1", run_id="r", model="m", provider="openai", items=ITEMS, est_cost_usd=None)
+    batches.record_batch(con, label="L2", run_id="r", model="m", provider="openai", items=ITEMS, est_cost_usd=None)
+    batches.set_not_submitted(con, "L1", "not found after a crash")
+    batches.set_created(con, "L2", "b2")
+    assert [r.label for r in batches.open_batches(con, "m")] == ["L2"]
+    assert batches.batched_summary(con) == [("m", "openai", 1, 3, 1)]
+    batches.record_batch(con, label="L3", run_id="r", model="m", provider="openai", items={"c0": ITEMS["c0"]},
+                         est_cost_usd=None)  # a retry: the same item again
+    batches.set_created(con, "L3", "b3")
+    batches.mark_collected(con, "L2")
+    assert batches.batched_summary(con) == [("m", "openai", 2, 3, 1)]
+    assert batches.batched_summary(con, "other") == []
+
+
+def test_answered_lists_requests_whose_item_has_an_ok_row(tmp_path):
+    con = _con(tmp_path)
+    batches.record_batch(con, label="L1", run_id="r", model="m", provider="openai", items=ITEMS, est_cost_usd=None)
+    now = datetime.now(UTC)
+
+    def row(item_id, sample, status):
+        return ResultRow("m", "sst2", item_id, sample, status, None, None, 1, "A", "A", "A", 1.0, None, 1.0, 1, 1,
+                         None, "h", "v", "1", now, now)
+
+    insert_rows(con, [row("1", 0, "ok"), row("2", 0, "error"), row("2", 1, "ok")])
+    assert batches.answered(con, "m", "L1") == {"c0", "c2"}
+    assert batches.answered(con, "other", "L1") == set()
