@@ -202,3 +202,90 @@ def test_render_and_score(dataset_id, data_root):
     assert read <= emitted, f"metrics read keys no score emitted: {sorted(read - emitted)}"
     assert emitted - read <= INFORMATIONAL_KEYS.get(dataset_id, set()), \
         f"measures no metric reads: {sorted(emitted - read)}"
+
+
+# ------------------------------------------------------------------ golden stamps
+#
+# Every stamp a stored row carries (prompt hash, scorer version, the identity's derivation hash,
+# the output allowance that enters the run stamp, samples, the metrics recorded with the scorer
+# version), a hash of the first GOLDEN_ITEMS items rendered from the fixture or real data, and a
+# hash of the scores of the gold and the wrong answers, compared with tests/benchmark/fixtures/
+# stamps.json. A refactor of the dataset seam must leave this file untouched. When a change of a
+# prompt or scorer is intended (with its version bumped), regenerate it and commit the diff:
+#
+#     ENGINE_SHARED_DIR=/path/to/shared python -m tests.benchmark.test_conformance --regenerate
+
+GOLDEN = FIXTURES / "stamps.json"
+GOLDEN_ITEMS = 10
+
+
+def _digest(value: Any) -> str:
+    import hashlib
+
+    import msgspec
+
+    return hashlib.sha256(msgspec.json.encode(value, order="sorted")).hexdigest()[:16]
+
+
+def _golden_stamps(ds: Any) -> dict[str, Any]:
+    from engine.identity import derivation
+
+    return {"prompt_hash": ds.prompt_hash(), "scorer_version": ds.scorer_version, "derivation": derivation(ds),
+            "max_tokens": ds.max_tokens, "samples": ds.samples, "metrics": _digest(ds.metrics)}
+
+
+def _golden_data(ds: Any, root: Path) -> dict[str, str] | None:
+    """Hashes of the first items as rendered (with their other samples and shortened forms) and scored."""
+    try:
+        records = list(itertools.islice(ds.records(root), GOLDEN_ITEMS))
+    except DataMissing:
+        return None
+    rendered, scored = [], []
+    for item_id, raw in records:
+        item = ds.render(item_id, raw)
+        rendered.append(item)
+        for s in range(1, getattr(ds, "samples_of", lambda _: ds.samples)(item_id)):
+            rendered.append(ds.render_sample(item_id, raw, s))
+        if isinstance(ds, Fits) and item_tokens(item) > 200:
+            rendered.append(ds.fit(item_id, raw, item_tokens(item) // 2))
+        responses = [_gold_response(item), *_wrong_responses(item), ""] if item.gold is not None else [""]
+        scored += [ds.score(item, r) for r in responses]
+    return {"items": _digest(rendered), "scores": _digest(scored)}
+
+
+def _golden_root(dataset_id: str) -> Path:
+    from tests.conftest import DATA_DIR
+
+    return FIXTURES if (FIXTURES / dataset_id).is_dir() else DATA_DIR
+
+
+def _golden_entry(dataset_id: str) -> dict[str, Any]:
+    ds = registry.get(dataset_id)
+    return {**_golden_stamps(ds), "data": _golden_data(ds, _golden_root(dataset_id))}
+
+
+@pytest.fixture(scope="module")
+def golden() -> dict[str, Any]:
+    return json.loads(GOLDEN.read_text())
+
+
+def test_golden_lists_every_dataset(golden):
+    assert sorted(golden) == IDS
+
+
+@pytest.mark.parametrize("dataset_id", IDS)
+def test_stamps_match_golden(dataset_id, golden):
+    ds = registry.get(dataset_id)
+    want = golden[dataset_id]
+    assert _golden_stamps(ds) == {k: v for k, v in want.items() if k != "data"}
+    got = _golden_data(ds, _golden_root(dataset_id))
+    if got is None or want["data"] is None:
+        pytest.skip(f"no data for {dataset_id} here or when the golden file was made: stamps compared only")
+    assert got == want["data"]
+
+
+if __name__ == "__main__":  # --regenerate: rewrite the golden file from the current code
+    if sys.argv[1:] != ["--regenerate"]:
+        sys.exit("usage: python -m tests.benchmark.test_conformance --regenerate")
+    GOLDEN.write_text(json.dumps({i: _golden_entry(i) for i in IDS}, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {GOLDEN} ({len(IDS)} datasets)")
