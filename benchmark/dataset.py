@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Iterator, Protocol, runtime_checkable
+from typing import Any, Callable, Generic, Iterator, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
@@ -76,14 +76,30 @@ class DataMissing(Exception):
 
 @runtime_checkable
 class Dataset(Protocol):
-    id: str
-    language: str  # "en" | "zh" | "mixed"
-    scorer_version: str
-    metrics: tuple[MetricSpec, ...]
-    samples: int  # answers per item (1 unless a method needs several)
-    max_tokens: int  # output allowance when models.toml sets none (engine/generation.py)
+    """Everything the engine reads from an adapter; read-only, so frozen declarations satisfy it.
 
-    def prompt_hash(self) -> str: ...
+    The optional capabilities (several answers per item, shortening to a token budget, a
+    `derive` hook) are members too: `DatasetBase` gives each its default, so the engine calls
+    them on every dataset without probing.
+    """
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def language(self) -> str: ...  # "en" | "zh" | "mixed"
+    @property
+    def scorer_version(self) -> str: ...  # stamped on every row; changes when scoring does
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]: ...
+    @property
+    def samples(self) -> int: ...  # answers per item (1 unless a method needs several)
+    @property
+    def max_tokens(self) -> int: ...  # output allowance when models.toml sets none (engine/generation.py)
+    # row -> extra fields read by the prompt; its source enters the model identity (engine/identity.py)
+    @property
+    def derive(self) -> Callable[[dict], dict] | None: ...
+
+    def prompt_hash(self) -> str: ...  # stamped on every row; changes when the prompt text does
 
     def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]: ...
 
@@ -91,6 +107,65 @@ class Dataset(Protocol):
 
     # finish_reason: as the API reported it; "length" means the answer was cut off.
     def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored: ...
+
+    def samples_of(self, item_id: str) -> int: ...  # answers wanted for this item
+
+    def render_sample(self, item_id: str, raw: Any, sample: int) -> Item: ...  # the prompt of sample >= 1
+
+    # The item shortened to `budget` prompt tokens (benchmark/context.py); None: it cannot be shortened.
+    def fit(self, item_id: str, raw: Any, budget: int) -> Item | None: ...
+
+
+class DatasetBase:
+    """The defaults of `Dataset`'s optional members; every adapter derives from it (first, before
+    msgspec.Struct). A declaration's own field or method of the same name replaces the default."""
+
+    @property
+    def samples(self) -> int:
+        return 1
+
+    @property
+    def max_tokens(self) -> int:
+        return 256  # an adapter that declares none (the choice and text bases do)
+
+    @property
+    def derive(self) -> Callable[[dict], dict] | None:
+        return None
+
+    def render(self, item_id: str, raw: Any) -> Item:
+        raise NotImplementedError
+
+    def samples_of(self, item_id: str) -> int:
+        return self.samples
+
+    def render_sample(self, item_id: str, raw: Any, sample: int) -> Item:
+        return self.render(item_id, raw)
+
+    def fit(self, item_id: str, raw: Any, budget: int) -> Item | None:
+        return None
+
+
+D = TypeVar("D")
+V = TypeVar("V")
+
+
+class Derived(Generic[D, V]):
+    """Values derived once from a frozen declaration, kept beside it rather than written into it.
+
+    Keyed by the declaration object (a strong reference, so its id is never reused while cached);
+    a `msgspec.structs.replace` copy is a new declaration and derives its own.
+    """
+
+    def __init__(self, build: Callable[[D], V]):
+        self._build = build
+        self._cache: dict[int, tuple[D, V]] = {}
+
+    def of(self, decl: D) -> V:
+        hit = self._cache.get(id(decl))
+        if hit is None or hit[0] is not decl:
+            hit = (decl, self._build(decl))
+            self._cache[id(decl)] = hit
+        return hit[1]
 
 
 def stable_hash(*parts: object, length: int = 16) -> str:

@@ -55,10 +55,15 @@ class JudgePrompt(msgspec.Struct, frozen=True):
 
 
 class Rubric(Protocol):
-    name: str
-    version: str  # stamped on every judgement; changes when the prompt or the parsing does
-    max_tokens: int  # the judge's output allowance
-    metrics: tuple[MetricSpec, ...]  # over verdict fields; never primary (the dataset keeps its own)
+    # Read-only, so frozen declarations satisfy it.
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...  # stamped on every judgement; changes when the prompt or the parsing does
+    @property
+    def max_tokens(self) -> int: ...  # the judge's output allowance
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]: ...  # over verdict fields; never primary (the dataset keeps its own)
 
     def answer(self, response: str | None, prediction: Any) -> str: ...
 
@@ -167,8 +172,10 @@ class SummaryRubric(msgspec.Struct, frozen=True, kw_only=True):
             text = self.template.format(source=source, **parts)
             if budget is None or estimate_tokens(text) <= budget:
                 return JudgePrompt((Message("user", text),), truncated=ref is not reference)
-            fit = fit_source(lambda kept, p=parts: self.template.format(source=kept + SOURCE_CUT, **p), source,
-                             budget, MIN_SOURCE_TOKENS)
+            def build(kept: str, p: dict[str, str] = parts) -> str:
+                return self.template.format(source=kept + SOURCE_CUT, **p)
+
+            fit = fit_source(build, source, budget, MIN_SOURCE_TOKENS)
             if fit is not None:
                 return JudgePrompt((Message("user", fit[0]),), truncated=True)
         return None

@@ -170,14 +170,14 @@ def _delimited(files: Files, path: Path, delimiter: str) -> Iterator[tuple[int, 
     with path.open(encoding="utf-8-sig", newline="") as f:
         for _ in range(files.skip_lines):
             f.readline()
-        reader = csv.reader(f, delimiter=delimiter, quoting=quoting)
+        reader = csv.reader(f, delimiter=delimiter, quoting=quoting)  # type: ignore[arg-type]  # typeshed wants a Literal
         if files.columns:
             header = list(files.columns)
         else:
-            header = next(reader, None)
-            if header is None:
+            first = next(reader, None)
+            if first is None:
                 return
-            header = [INDEX_COLUMN if (i == 0 and h in ("", "Unnamed: 0")) else h for i, h in enumerate(header)]
+            header = [INDEX_COLUMN if (i == 0 and h in ("", "Unnamed: 0")) else h for i, h in enumerate(first)]
         width = len(header)
         n = 0
         for cells in reader:

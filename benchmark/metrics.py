@@ -114,7 +114,7 @@ def majority_rate(labels: Sequence[Label]) -> float:
 
 
 def _sets(items: Sequence) -> list[set]:
-    out = []
+    out: list[set] = []
     for x in items:
         if x is None:
             out.append(set())

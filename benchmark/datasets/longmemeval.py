@@ -77,7 +77,7 @@ def _history(row: dict) -> dict:
 
 
 def _turn(t: dict) -> str:
-    return f"{_ROLES.get(t.get('role'), str(t.get('role')).title())}: {str(t.get('content', '')).strip()}"
+    return f"{_ROLES.get(str(t.get('role')), str(t.get('role')).title())}: {str(t.get('content', '')).strip()}"
 
 
 def _score(pred: str | None, golds: list, meta: dict) -> tuple[float, dict[str, float]]:

@@ -382,11 +382,11 @@ def test_folio_and_qqp_metrics_in_sql_match_sklearn():
             assert got["f1_duplicate"] == pytest.approx(f1_score(gold, pred, labels=["A"], average="macro"))
 
 
-def test_mixed_answer_count_wrapper_protocol():
+def test_agieval_split_protocol():
     ds = registry.get("agieval")
     assert ds.id == "agieval" and ds.language == "mixed" and ds.samples == 1
     assert [m.name for m in ds.metrics] == ["accuracy", "accuracy_en", "accuracy_zh", "accuracy_cloze"]
-    assert ds.prompt_hash() != ds.choice.prompt_hash() != ds.choice.single.prompt_hash()
+    assert ds.prompt_hash() != ds.base.prompt_hash() != ds.base.base.prompt_hash()
     s = ds.score(Item("x", (), "A", {"g": 0, "options": ["p", "q"], "lang": "en"}), "Answer: A")
     assert s == Scored("A", 1.0, {"en": 1.0})
     several = Item("y", (), ["A", "B"], {"g": [0, 1], "options": ["p", "q", "r"], "lang": "zh", "several": True})

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from benchmark import registry
-from benchmark.context import Fits, item_tokens
+from benchmark.context import item_tokens
 from benchmark.dataset import DataMissing, Dataset, Item, Scored
 from benchmark.sampling import seeded_sample
 from tests.conftest import ROOT
@@ -170,15 +170,15 @@ def test_render_and_score(dataset_id, data_root):
         assert item.id == item_id
         assert item.messages and all(m.content.strip() for m in item.messages)
         assert {m.role for m in item.messages} <= {"system", "user", "assistant"}
-        for s in range(1, getattr(ds, "samples_of", lambda _: ds.samples)(item_id)):
+        for s in range(1, ds.samples_of(item_id)):
             variant = ds.render_sample(item_id, raw, s)
             assert variant.id == item_id and variant.messages
         # Shortened for a context half its size: same item, same gold, and within the budget unless
         # the prompt without its source is already over it (then nothing of the source is kept).
         # Only long prompts, as in a sweep: a short source can cost less than the cut note.
-        if isinstance(ds, Fits) and item_tokens(item) > 200:
+        short = ds.fit(item_id, raw, item_tokens(item) // 2) if item_tokens(item) > 200 else None
+        if short is not None:
             budget = item_tokens(item) // 2
-            short = ds.fit(item_id, raw, budget)
             assert (short.id, short.gold) == (item.id, item.gold) and short.messages
             assert item_tokens(short) <= budget or short.meta.get("kept_chars") == 0, item_id
             assert item_tokens(short) < item_tokens(item)
@@ -244,10 +244,10 @@ def _golden_data(ds: Any, root: Path) -> dict[str, str] | None:
     for item_id, raw in records:
         item = ds.render(item_id, raw)
         rendered.append(item)
-        for s in range(1, getattr(ds, "samples_of", lambda _: ds.samples)(item_id)):
+        for s in range(1, ds.samples_of(item_id)):
             rendered.append(ds.render_sample(item_id, raw, s))
-        if isinstance(ds, Fits) and item_tokens(item) > 200:
-            rendered.append(ds.fit(item_id, raw, item_tokens(item) // 2))
+        if item_tokens(item) > 200 and (short := ds.fit(item_id, raw, item_tokens(item) // 2)) is not None:
+            rendered.append(short)
         responses = [_gold_response(item), *_wrong_responses(item), ""] if item.gold is not None else [""]
         scored += [ds.score(item, r) for r in responses]
     return {"items": _digest(rendered), "scores": _digest(scored)}
