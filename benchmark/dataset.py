@@ -11,11 +11,24 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Callable, Generic, Iterator, Protocol, TypeVar, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Generic,
+    Iterator,
+    Protocol,
+    TypeVar,
+    runtime_checkable,
+)
 
 import msgspec
 
 from benchmark.metric_kinds import check_spec
+
+if TYPE_CHECKING:
+    from benchmark.judges import Rubric
+    from benchmark.loaders import Files
 
 
 class Message(msgspec.Struct, frozen=True):
@@ -98,6 +111,12 @@ class Dataset(Protocol):
     # row -> extra fields read by the prompt; its source enters the model identity (engine/identity.py)
     @property
     def derive(self) -> Callable[[dict], dict] | None: ...
+    # Where `records` reads, most preferred first: the one place a dataset's paths are declared
+    # (benchmark/sources.toml fetches them; tests/benchmark/test_file_locations.py holds the two together).
+    @property
+    def files(self) -> tuple[Files, ...]: ...
+    @property
+    def rubric(self) -> Rubric | None: ...  # how a judge model grades its answers (engine/judge.py); None: no judge
 
     def prompt_hash(self) -> str: ...  # stamped on every row; changes when the prompt text does
 
@@ -130,6 +149,14 @@ class DatasetBase:
 
     @property
     def derive(self) -> Callable[[dict], dict] | None:
+        return None
+
+    @property
+    def files(self) -> tuple[Files, ...]:
+        return ()  # made in memory (synthetic)
+
+    @property
+    def rubric(self) -> Rubric | None:
         return None
 
     def render(self, item_id: str, raw: Any) -> Item:

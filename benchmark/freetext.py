@@ -40,7 +40,16 @@ from typing import Any, Callable, Iterator
 
 import msgspec
 
-from benchmark.dataset import DatasetBase, Derived, Item, Message, MetricSpec, Scored, stable_hash
+from benchmark.dataset import (
+    DatasetBase,
+    Derived,
+    Item,
+    Message,
+    MetricSpec,
+    Scored,
+    stable_hash,
+)
+from benchmark.judges import Rubric
 from benchmark.loaders import Files, locate, read_rows
 from benchmark.prompts import text_instruction
 from benchmark.textmetrics import best, cmrc_em, cmrc_f1, rouge, squad_em, squad_f1
@@ -185,6 +194,7 @@ class TextDataset(DatasetBase, msgspec.Struct, frozen=True, kw_only=True):
     chance_baseline: float | None = None
     majority_baseline: float | None = None
     samples: int = 1
+    rubric: Rubric | None = None  # a judge's grading of the answers (benchmark/judges.py); not in the stamps
 
     def __post_init__(self) -> None:
         if self.answer not in ("span", "summary"):

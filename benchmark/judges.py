@@ -1,7 +1,7 @@
 """Judge rubrics: the prompt a judge model gets for one answer, and the strict reading of its reply.
 
-A dataset scored by a judge registers a rubric (``register_rubric``) in its
-declaration file. The engine's judge lane (engine/judge.py) builds the
+A dataset scored by a judge names its rubric in its declaration (``rubric=``, a
+member of the Dataset contract). The engine's judge lane (engine/judge.py) builds the
 prompt, calls the judge, and stores the reply with what ``parse`` made of it.
 
 A reply is read strictly, never guessed at:
@@ -134,6 +134,10 @@ REFERENCE_LEFT_OUT = "(left out for length)"
 MIN_SOURCE_TOKENS = 100  # less of the source than this is no basis for a verdict
 
 
+SUMMARY_METRICS = (MetricSpec("judge_score", "mean", "score"),) + tuple(
+    MetricSpec(f"judge_{d}", "mean", d) for d in SUMMARY_DIMENSIONS)
+
+
 class SummaryRubric(msgspec.Struct, frozen=True, kw_only=True):
     """Four dimensions on 1-5 with a reason, as JSON; the item score is their mean.
 
@@ -144,15 +148,14 @@ class SummaryRubric(msgspec.Struct, frozen=True, kw_only=True):
     name: str = "summary"
     template: str = SUMMARY_TEMPLATE
     max_tokens: int = 200
-    version: str = ""
-    metrics: tuple[MetricSpec, ...] = ()
 
-    def __post_init__(self) -> None:
-        set_ = lambda k, v: msgspec.structs.force_setattr(self, k, v)
-        stamp = stable_hash(self.template, SUMMARY_DIMENSIONS, PARSE_VERSION, FIT_VERSION, length=8)
-        set_("version", f"{self.name}-{stamp}")
-        set_("metrics", (MetricSpec("judge_score", "mean", "score"),)
-             + tuple(MetricSpec(f"judge_{d}", "mean", d) for d in SUMMARY_DIMENSIONS))
+    @property
+    def version(self) -> str:
+        return f"{self.name}-{stable_hash(self.template, SUMMARY_DIMENSIONS, PARSE_VERSION, FIT_VERSION, length=8)}"
+
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]:
+        return SUMMARY_METRICS
 
     def answer(self, response: str | None, prediction: Any) -> str:
         # The summary as extracted (label and quotes removed); an unparsed answer is empty.
@@ -249,15 +252,15 @@ class LongMemEvalRubric(msgspec.Struct, frozen=True, kw_only=True):
 
     name: str = "longmemeval"
     max_tokens: int = 10
-    version: str = ""
-    metrics: tuple[MetricSpec, ...] = ()
 
-    def __post_init__(self) -> None:
-        set_ = lambda k, v: msgspec.structs.force_setattr(self, k, v)
-        set_("version", f"{self.name}-{stable_hash(sorted(LONGMEMEVAL_TEMPLATES.items()), PARSE_VERSION, length=8)}")
-        per_type = tuple(MetricSpec(f"judge_acc_{_slug(t)}", "mean", f"correct_{_slug(t)}")
-                         for t in (*LONGMEMEVAL_TYPES, "abstention"))
-        set_("metrics", (MetricSpec("judge_accuracy", "mean", "score"),) + per_type)
+    @property
+    def version(self) -> str:
+        return f"{self.name}-{stable_hash(sorted(LONGMEMEVAL_TEMPLATES.items()), PARSE_VERSION, length=8)}"
+
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]:
+        return (MetricSpec("judge_accuracy", "mean", "score"),) + tuple(
+            MetricSpec(f"judge_acc_{_slug(t)}", "mean", f"correct_{_slug(t)}") for t in (*LONGMEMEVAL_TYPES, "abstention"))
 
     def answer(self, response: str | None, prediction: Any) -> str:
         # The whole reply, as the official judge sees the hypothesis (reasoning steps may count).
@@ -303,17 +306,11 @@ class LongMemEvalRubric(msgspec.Struct, frozen=True, kw_only=True):
 
 # ---------------------------------------------------------------- registry
 
-_RUBRICS: dict[str, Rubric] = {}
-
-
-def register_rubric(dataset_id: str, rubric: Rubric) -> None:
-    if dataset_id in _RUBRICS and _RUBRICS[dataset_id] is not rubric:
-        raise ValueError(f"dataset {dataset_id!r} already has a judge rubric")
-    _RUBRICS[dataset_id] = rubric
-
-
 def rubric_for(dataset_id: str) -> Rubric | None:
-    from benchmark import registry
+    """The rubric the dataset declares (None for an unknown id or a dataset without a judge)."""
+    from benchmark import (
+        registry,  # the registry imports every adapter, some of which import this module
+    )
 
-    registry.get(dataset_id)  # dataset modules register their rubrics when they are imported
-    return _RUBRICS.get(dataset_id)
+    ds = registry.get(dataset_id)
+    return ds.rubric if ds is not None else None

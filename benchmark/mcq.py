@@ -27,9 +27,24 @@ from typing import Any, Callable, Iterator
 
 import msgspec
 
-from benchmark.dataset import (AnswerSpace, DataMissing, DatasetBase, Derived, Item, Message, MetricSpec, Scored,
-                               stable_hash)
-from benchmark.extract import EXTRACT_VERSION, Choices, codes_for, extract_multi, extract_single
+from benchmark.dataset import (
+    AnswerSpace,
+    DataMissing,
+    DatasetBase,
+    Derived,
+    Item,
+    Message,
+    MetricSpec,
+    Scored,
+    stable_hash,
+)
+from benchmark.extract import (
+    EXTRACT_VERSION,
+    Choices,
+    codes_for,
+    extract_multi,
+    extract_single,
+)
 from benchmark.loaders import Files, locate, read_label_list, read_rows
 from benchmark.metrics import f1_from_counts
 from benchmark.prompts import instruction

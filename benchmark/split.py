@@ -17,6 +17,7 @@ import msgspec
 from msgspec.structs import replace
 
 from benchmark.dataset import Dataset, DatasetBase, Item, MetricSpec, Scored, stable_hash
+from benchmark.loaders import Files
 
 
 class Part(Protocol):
@@ -52,6 +53,10 @@ class RowSplit(DatasetBase, msgspec.Struct, frozen=True, kw_only=True):
     @property
     def language(self) -> str:
         return self.base.language
+
+    @property
+    def files(self) -> tuple[Files, ...]:
+        return self.base.files
 
     @property
     def scorer_version(self) -> str:

@@ -21,6 +21,7 @@ from engine.config import ModelConfig
 from providers.base import Provider
 from providers.openai import is_reasoning_model
 
+
 def takes_dataset_default(m: ModelConfig) -> bool:
     if m.max_tokens is not None or "max_tokens" in m.extra_body:
         return False

@@ -15,7 +15,7 @@ import msgspec
 
 from benchmark import registry
 from benchmark.context import fitted
-from benchmark.dataset import Dataset, DataMissing, Item, stable_hash
+from benchmark.dataset import DataMissing, Dataset, Item, stable_hash
 from benchmark.sampling import seeded_sample
 from engine.errors import UserError
 

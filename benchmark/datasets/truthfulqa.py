@@ -61,6 +61,7 @@ MC2 = ChoiceDataset(
 
 class TruthfulQA(DatasetBase):
     id = "truthfulqa"
+    files = FILES
     language = "en"
     samples = 1
     max_tokens = 64
@@ -78,7 +79,7 @@ class TruthfulQA(DatasetBase):
         return self._prompt_hash
 
     def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]:
-        where, _, paths = locate(FILES, Path(data_dir), self.id)
+        where, _, paths = locate(self.files, Path(data_dir), self.id)
         for path in paths:
             for n, row in read_rows(where, path):
                 try:

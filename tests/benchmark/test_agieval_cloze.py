@@ -13,7 +13,12 @@ from benchmark import registry
 from benchmark.dataset import DataMissing, Item, Scored
 from benchmark.mathequiv import extract_answer, is_equiv, last_boxed, strip_string
 from benchmark.sampling import seeded_sample
-from tests.benchmark.realdata import DATA_DIR, IS_TEAM_COPY, assert_sample_deterministic, need
+from tests.benchmark.realdata import (
+    DATA_DIR,
+    IS_TEAM_COPY,
+    assert_sample_deterministic,
+    need,
+)
 from tests.benchmark.realdata import records as _cached_records
 from tests.store.helpers import sql_metric_values
 
