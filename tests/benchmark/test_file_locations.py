@@ -73,3 +73,36 @@ def test_every_manifest_entry_is_a_dataset_or_shared():
     used = {u for e in MANIFEST.datasets.values() for u in e.uses}
     orphans = set(MANIFEST.datasets) - set(IDS) - used - set(NOT_YET_ADAPTED)
     assert not orphans, f"sources.toml entries no dataset reads: {sorted(orphans)}"
+
+
+# Files a `records` override reads beside its `files` (joined in, not items), as docs/datasets.md names them.
+SIDE_FILES = {
+    "bbq": {"bbq/analysis_scripts/additional_metadata.csv"},
+    "personafeedback": {"persona/<user_id>.json"},
+}
+_DOC_ROW = re.compile(r"\| `([a-z0-9_]+)`[^|]* \| (.*?) \|")
+
+
+def _doc_path_matches(path: str, glob: str) -> bool:
+    """A path as docs/datasets.md writes it ("..." for an elided middle, or only the tail) read by `glob`."""
+    p = path.replace("...", "*")
+    return any(fnmatch.fnmatch(a, b) for a, b in ((p, glob), (glob, p), (glob, "*/" + p)))
+
+
+def test_the_dataset_docs_name_the_paths_the_adapters_read():
+    """docs/datasets.md's table describes the files; where it names a path, the declaration reads it."""
+    text = (Path(__file__).parents[2] / "docs" / "datasets.md").read_text(encoding="utf-8")
+    wrong = []
+    for line in text.splitlines():
+        m = _DOC_ROW.match(line)
+        if not m or m.group(1) not in IDS:
+            continue
+        dataset_id, cell = m.groups()
+        for path in re.findall(r"`([^`]+)`", cell):
+            if "/" not in path or path.startswith("benchmark/") or not re.search(r"\.\w+$|\*", path):
+                continue  # not a data path
+            if path in SIDE_FILES.get(dataset_id, ()):
+                continue
+            if not any(_doc_path_matches(path, g) for g in candidate_globs(dataset_id)):
+                wrong.append(f"{dataset_id}: {path}")
+    assert not wrong, f"docs/datasets.md names paths no adapter reads: {wrong}"
