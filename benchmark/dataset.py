@@ -117,6 +117,11 @@ class Dataset(Protocol):
     def files(self) -> tuple[Files, ...]: ...
     @property
     def rubric(self) -> Rubric | None: ...  # how a judge model grades its answers (engine/judge.py); None: no judge
+    # The primary metric (0..1) of a uniform random answer and of always giving the commonest one.
+    @property
+    def chance_baseline(self) -> float | None: ...
+    @property
+    def majority_baseline(self) -> float | None: ...
 
     def prompt_hash(self) -> str: ...  # stamped on every row; changes when the prompt text does
 
@@ -157,6 +162,14 @@ class DatasetBase:
 
     @property
     def rubric(self) -> Rubric | None:
+        return None
+
+    @property
+    def chance_baseline(self) -> float | None:
+        return None
+
+    @property
+    def majority_baseline(self) -> float | None:
         return None
 
     def render(self, item_id: str, raw: Any) -> Item:

@@ -25,6 +25,7 @@ import pytest
 from benchmark import registry
 from benchmark.context import item_tokens
 from benchmark.dataset import DataMissing, Dataset, Item, Scored
+from benchmark.loaders import Files
 from benchmark.sampling import seeded_sample
 from tests.conftest import ROOT
 
@@ -60,6 +61,11 @@ def test_declaration(dataset_id):
     assert isinstance(ds, Dataset)
     assert ds.language in ("en", "zh", "mixed")
     assert ds.samples >= 1
+    assert isinstance(ds.max_tokens, int) and ds.max_tokens > 0
+    assert all(isinstance(f, Files) for f in ds.files)
+    assert ds.rubric is None or isinstance(ds.rubric.version, str) and ds.rubric.version
+    for baseline in (ds.chance_baseline, ds.majority_baseline):
+        assert baseline is None or 0 <= baseline <= 1
     names = [m.name for m in ds.metrics]
     assert names and len(set(names)) == len(names)
     assert sum(m.primary for m in ds.metrics) == 1, "exactly one primary metric"
