@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 from typing import (
-    TYPE_CHECKING,
     Any,
     Callable,
     Generic,
@@ -25,10 +24,6 @@ from typing import (
 import msgspec
 
 from benchmark.metric_kinds import check_spec
-
-if TYPE_CHECKING:
-    from benchmark.judges import Rubric
-    from benchmark.loaders import Files
 
 
 class Message(msgspec.Struct, frozen=True):
@@ -81,6 +76,62 @@ class MetricSpec(msgspec.Struct, frozen=True):
 
     def __post_init__(self) -> None:
         check_spec(self.name, self.kind, self.a, self.b, self.c)
+
+
+class Files(msgspec.Struct, frozen=True):
+    """One place a dataset's files may be, and how to read them."""
+
+    origin: str  # "original" (under <data_dir>/<id>/) | "reference" (the MoodBench data/ tree)
+    pattern: str  # glob relative to that root, e.g. "data/*.jsonl"
+    format: str  # "parquet" | "csv" | "tsv" | "jsonl" | "json" (one array of objects) | "lines" (blocks, below)
+    columns: tuple[str, ...] = ()  # field names for header-less csv/tsv files
+    quoted: bool = True  # False: cells are raw text and '"' is an ordinary character
+    label_list: str = ""  # sibling file (same root) listing the label space, one per line
+    # Folder under <data_dir> holding the originals when it is not the dataset id
+    # (several datasets from one upstream release, e.g. emobench1-3 in emobench/).
+    folder: str = ""
+    # Leading lines to ignore, with `columns`: a header that cannot be parsed (VUA20's
+    # header is space-separated while its rows are tab-separated).
+    skip_lines: int = 0
+    # Item-id template for rows read from here, instead of the dataset's own: for a copy
+    # whose ids cannot match the preferred one's (e.g. "ref/{_row}" for a re-sampled file).
+    item_id: str = ""
+
+
+
+class Verdict(msgspec.Struct, frozen=True):
+    """What a judge's reply (or the lack of an answer to judge) amounts to."""
+
+    status: str  # "ok" | "unparsed" | "refused"
+    fields: dict[str, float] | None = None  # named values the rubric's metrics read
+    score: float | None = None  # the item's judge score on the rubric's scale
+    reason: str | None = None  # the judge's reason (ok), or why the reply was not read
+
+
+class JudgePrompt(msgspec.Struct, frozen=True):
+    messages: tuple[Message, ...]
+    truncated: bool = False  # part of the source was cut to fit the judge's context
+
+
+class Rubric(Protocol):
+    # Read-only, so frozen declarations satisfy it.
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...  # stamped on every judgement; changes when the prompt or the parsing does
+    @property
+    def max_tokens(self) -> int: ...  # the judge's output allowance
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]: ...  # over verdict fields; never primary (the dataset keeps its own)
+
+    def answer(self, response: str | None, prediction: Any) -> str: ...
+
+    def floor(self, item: Item) -> Verdict: ...
+
+    def prompt(self, item: Item, answer: str, budget: int | None) -> JudgePrompt | None: ...
+
+    def parse(self, item: Item, text: str | None) -> Verdict: ...
+
 
 
 class DataMissing(Exception):

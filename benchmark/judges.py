@@ -19,12 +19,22 @@ per (model, dataset) (``score`` names the item's overall judge score).
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any
 
 import msgspec
 
 from benchmark.context import estimate_tokens, fit_source
-from benchmark.dataset import Item, Message, MetricSpec, stable_hash
+
+# The judge seam's types are part of the dataset contract (a dataset names its rubric).
+from benchmark.dataset import (
+    Item,
+    JudgePrompt,
+    Message,
+    MetricSpec,
+    Rubric,
+    Verdict,
+    stable_hash,
+)
 
 # Bump when parsing changes: it is part of every rubric's version stamp.
 PARSE_VERSION = "1"
@@ -38,40 +48,6 @@ _REFUSAL = re.compile(
     r"i am (?:not able|unable)|as an ai\b|抱歉|对不起|我无法|我不能)",
     re.I,
 )
-
-
-class Verdict(msgspec.Struct, frozen=True):
-    """What a judge's reply (or the lack of an answer to judge) amounts to."""
-
-    status: str  # "ok" | "unparsed" | "refused"
-    fields: dict[str, float] | None = None  # named values the rubric's metrics read
-    score: float | None = None  # the item's judge score on the rubric's scale
-    reason: str | None = None  # the judge's reason (ok), or why the reply was not read
-
-
-class JudgePrompt(msgspec.Struct, frozen=True):
-    messages: tuple[Message, ...]
-    truncated: bool = False  # part of the source was cut to fit the judge's context
-
-
-class Rubric(Protocol):
-    # Read-only, so frozen declarations satisfy it.
-    @property
-    def name(self) -> str: ...
-    @property
-    def version(self) -> str: ...  # stamped on every judgement; changes when the prompt or the parsing does
-    @property
-    def max_tokens(self) -> int: ...  # the judge's output allowance
-    @property
-    def metrics(self) -> tuple[MetricSpec, ...]: ...  # over verdict fields; never primary (the dataset keeps its own)
-
-    def answer(self, response: str | None, prediction: Any) -> str: ...
-
-    def floor(self, item: Item) -> Verdict: ...
-
-    def prompt(self, item: Item, answer: str, budget: int | None) -> JudgePrompt | None: ...
-
-    def parse(self, item: Item, text: str | None) -> Verdict: ...
 
 
 def clean_reply(text: str | None) -> str:

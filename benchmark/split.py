@@ -16,7 +16,14 @@ from typing import Any, Protocol
 import msgspec
 from msgspec.structs import replace
 
-from benchmark.dataset import Dataset, DatasetBase, Item, MetricSpec, Scored, stable_hash
+from benchmark.dataset import (
+    Dataset,
+    DatasetBase,
+    Item,
+    MetricSpec,
+    Scored,
+    stable_hash,
+)
 from benchmark.loaders import Files
 
 

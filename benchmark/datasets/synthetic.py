@@ -10,7 +10,14 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchmark.dataset import DatasetBase, Item, Message, MetricSpec, Scored, stable_hash
+from benchmark.dataset import (
+    DatasetBase,
+    Item,
+    Message,
+    MetricSpec,
+    Scored,
+    stable_hash,
+)
 from benchmark.registry import register
 
 _ANSWER = re.compile(r"Answer:\s*\(?([A-D])\)?\s*$")

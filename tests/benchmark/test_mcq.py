@@ -17,7 +17,12 @@ from sklearn.metrics import f1_score
 from benchmark import registry
 from benchmark.dataset import AnswerSpace, DataMissing, Dataset, MetricSpec, Scored
 from benchmark.loaders import Files, locate, read_rows
-from benchmark.mcq import ChoiceDataset, class_f1_measures, per_class_f1, seeded_permutation
+from benchmark.mcq import (
+    ChoiceDataset,
+    class_f1_measures,
+    per_class_f1,
+    seeded_permutation,
+)
 from benchmark.sampling import seeded_sample
 
 
