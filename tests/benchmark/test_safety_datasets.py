@@ -15,7 +15,7 @@ from benchmark import registry
 from benchmark.datasets._safetybench import CATEGORIES
 from benchmark.extract import codes_for
 from benchmark.sampling import seeded_sample
-from tests.benchmark.realdata import DATA_DIR, assert_pool_and_declaration, scores_per_second
+from tests.benchmark.realdata import DATA_DIR, assert_pool_and_declaration
 from tests.store.helpers import sql_metric_values
 
 SAFETY = [f"safetybench_{c}" for c in CATEGORIES]
@@ -234,10 +234,3 @@ def test_truthfulqa_metrics_in_sql_match_python():
     f1 = [M.f1_from_counts(*M.set_counts(i.gold, s.prediction)) for i, s in zip(items, scored)
           if i.id.startswith("mc2/")]
     assert got["mc2_f1"] == pytest.approx(sum(f1) / len(f1))
-
-
-@pytest.mark.parametrize("dataset_id", ["stereoset", "safetybench_mh", "truthfulqa"])
-def test_score_is_cheap(dataset_id):
-    ds, items = _items(dataset_id)
-    rate = scores_per_second(ds, items, ["Answer: B", "答案：A", "I think it is B.", "B", "no idea"])
-    assert rate > 3000, f"{dataset_id}: {rate:.0f} items/s"
