@@ -5,6 +5,11 @@ Flow for one dataset: ``records(data_dir)`` streams the whole pool as
 ids; ``render`` turns each kept raw record into an ``Item`` (prompt + gold);
 after the model answers, ``score`` parses the response and scores it (given the
 API's finish reason, so a response cut off at the length limit can be read as such).
+
+The contract is ``Dataset`` (read-only, so frozen declarations satisfy it); ``DatasetBase``
+defaults its optional members, so the engine calls every member on every dataset. The types a
+declaration names (``Files``, the judge seam's ``Rubric``) live here too, so this module imports
+nothing else of the project but the metric kinds. docs/architecture.md has the whole picture.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ seed), and on its fixture (tests/benchmark/fixtures/<id>) or the team's real dat
 the reason when absent): ids unique and stable, every item rendered with non-empty messages and
 a gold answer (so are its other samples, and its shortened form where the dataset can fit a
 token budget), the gold answer scoring the maximum, a wrong answer scoring lower, and the
-measure keys the scorer emits matching the keys its metrics read.
+measure keys the scorer emits matching the keys its metrics read. Last, every stamp and the
+hashes of its first rendered and scored items against the golden file (fixtures/stamps.json).
 """
 
 from __future__ import annotations
