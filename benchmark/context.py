@@ -12,8 +12,8 @@ notation ("Rxe1+ Be6 15.") is the one text seen under-counted (by ~11 %), so
 leave a margin for such content. Over-counting cuts a little more than
 needed; under-counting makes the server refuse the request.
 
-A dataset that can shorten its items declares ``fit(item_id, raw, budget)``
-(``Fits``); the lane calls it only when the rendered prompt is over budget.
+A dataset that can shorten its items overrides ``fit(item_id, raw, budget)``
+(the default, ``DatasetBase.fit``, cannot: it returns None); the lane calls it only when the rendered prompt is over budget.
 What was cut is recorded in ``item.meta["truncated"]`` and, from there, in
 the row's measures (``truncated``), so a score made on a shortened input is
 never mistaken for one on the whole input.
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from benchmark.dataset import Item
+from benchmark.dataset import Dataset, Item
 
 # Room kept for the chat template's role markers and special tokens.
 TEMPLATE_OVERHEAD = 64
@@ -39,7 +39,7 @@ _COST = {"join": 0, "one": 1, "other": 2}
 def _costs(text: str) -> Iterator[tuple[int, int]]:
     """(end offset, tokens) of each piece of ``text``."""
     for m in _PIECE.finditer(text):
-        kind = m.lastgroup
+        kind = m.lastgroup or "other"  # every alternative is a named group
         # A space before a word is part of the word's token; a word is a token per 5 letters.
         yield m.end(), -(-(m.end() - m.start()) // 5) if kind == "word" else _COST[kind]
 
@@ -88,15 +88,8 @@ def fit_source(build: Callable[[str], str], source: str, budget: int, floor: int
     return None
 
 
-@runtime_checkable
-class Fits(Protocol):
-    """A dataset that can shorten an item to a token budget, keeping what the task needs."""
-
-    def fit(self, item_id: str, raw: Any, budget: int) -> Item: ...
-
-
-def fitted(ds: Any, item_id: str, raw: Any, item: Item, budget: int | None) -> Item:
-    """``item``, or the dataset's shortened version when it is over ``budget``."""
-    if budget is None or not isinstance(ds, Fits) or item_tokens(item) <= budget:
+def fitted(ds: Dataset, item_id: str, raw: Any, item: Item, budget: int | None) -> Item:
+    """``item``, or the dataset's shortened version when it is over ``budget`` and can be shortened."""
+    if budget is None or item_tokens(item) <= budget:
         return item
-    return ds.fit(item_id, raw, budget)
+    return ds.fit(item_id, raw, budget) or item

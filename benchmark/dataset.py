@@ -5,13 +5,26 @@ Flow for one dataset: ``records(data_dir)`` streams the whole pool as
 ids; ``render`` turns each kept raw record into an ``Item`` (prompt + gold);
 after the model answers, ``score`` parses the response and scores it (given the
 API's finish reason, so a response cut off at the length limit can be read as such).
+
+The contract is ``Dataset`` (read-only, so frozen declarations satisfy it); ``DatasetBase``
+defaults its optional members, so the engine calls every member on every dataset. The types a
+declaration names (``Files``, the judge seam's ``Rubric``) live here too, so this module imports
+nothing else of the project but the metric kinds. docs/architecture.md has the whole picture.
 """
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Iterator, Protocol, runtime_checkable
+from typing import (
+    Any,
+    Callable,
+    Generic,
+    Iterator,
+    Protocol,
+    TypeVar,
+    runtime_checkable,
+)
 
 import msgspec
 
@@ -71,20 +84,103 @@ class MetricSpec(msgspec.Struct, frozen=True):
         check_spec(self.name, self.kind, self.a, self.b, self.c)
 
 
+class Files(msgspec.Struct, frozen=True):
+    """One place a dataset's files may be, and how to read them."""
+
+    origin: str  # "original" (under <data_dir>/<id>/) | "reference" (the MoodBench data/ tree)
+    pattern: str  # glob relative to that root, e.g. "data/*.jsonl"
+    format: str  # "parquet" | "csv" | "tsv" | "jsonl" | "json" (one array of objects) | "lines" (blocks, below)
+    columns: tuple[str, ...] = ()  # field names for header-less csv/tsv files
+    quoted: bool = True  # False: cells are raw text and '"' is an ordinary character
+    label_list: str = ""  # sibling file (same root) listing the label space, one per line
+    # Folder under <data_dir> holding the originals when it is not the dataset id
+    # (several datasets from one upstream release, e.g. emobench1-3 in emobench/).
+    folder: str = ""
+    # Leading lines to ignore, with `columns`: a header that cannot be parsed (VUA20's
+    # header is space-separated while its rows are tab-separated).
+    skip_lines: int = 0
+    # Item-id template for rows read from here, instead of the dataset's own: for a copy
+    # whose ids cannot match the preferred one's (e.g. "ref/{_row}" for a re-sampled file).
+    item_id: str = ""
+
+
+
+class Verdict(msgspec.Struct, frozen=True):
+    """What a judge's reply (or the lack of an answer to judge) amounts to."""
+
+    status: str  # "ok" | "unparsed" | "refused"
+    fields: dict[str, float] | None = None  # named values the rubric's metrics read
+    score: float | None = None  # the item's judge score on the rubric's scale
+    reason: str | None = None  # the judge's reason (ok), or why the reply was not read
+
+
+class JudgePrompt(msgspec.Struct, frozen=True):
+    messages: tuple[Message, ...]
+    truncated: bool = False  # part of the source was cut to fit the judge's context
+
+
+class Rubric(Protocol):
+    # Read-only, so frozen declarations satisfy it.
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...  # stamped on every judgement; changes when the prompt or the parsing does
+    @property
+    def max_tokens(self) -> int: ...  # the judge's output allowance
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]: ...  # over verdict fields; never primary (the dataset keeps its own)
+
+    def answer(self, response: str | None, prediction: Any) -> str: ...
+
+    def floor(self, item: Item) -> Verdict: ...
+
+    def prompt(self, item: Item, answer: str, budget: int | None) -> JudgePrompt | None: ...
+
+    def parse(self, item: Item, text: str | None) -> Verdict: ...
+
+
+
 class DataMissing(UserError):
     """A dataset's files are not where the adapter looks; the message names them."""
 
 
 @runtime_checkable
 class Dataset(Protocol):
-    id: str
-    language: str  # "en" | "zh" | "mixed"
-    scorer_version: str
-    metrics: tuple[MetricSpec, ...]
-    samples: int  # answers per item (1 unless a method needs several)
-    max_tokens: int  # output allowance when models.toml sets none (engine/generation.py)
+    """Everything the engine reads from an adapter; read-only, so frozen declarations satisfy it.
 
-    def prompt_hash(self) -> str: ...
+    The optional capabilities (several answers per item, shortening to a token budget, a
+    `derive` hook) are members too: `DatasetBase` gives each its default, so the engine calls
+    them on every dataset without probing.
+    """
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def language(self) -> str: ...  # "en" | "zh" | "mixed"
+    @property
+    def scorer_version(self) -> str: ...  # stamped on every row; changes when scoring does
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]: ...
+    @property
+    def samples(self) -> int: ...  # answers per item (1 unless a method needs several)
+    @property
+    def max_tokens(self) -> int: ...  # output allowance when models.toml sets none (engine/generation.py)
+    # row -> extra fields read by the prompt; its source enters the model identity (engine/identity.py)
+    @property
+    def derive(self) -> Callable[[dict], dict] | None: ...
+    # Where `records` reads, most preferred first: the one place a dataset's paths are declared
+    # (benchmark/sources.toml fetches them; tests/benchmark/test_file_locations.py holds the two together).
+    @property
+    def files(self) -> tuple[Files, ...]: ...
+    @property
+    def rubric(self) -> Rubric | None: ...  # how a judge model grades its answers (engine/judge.py); None: no judge
+    # The primary metric (0..1) of a uniform random answer and of always giving the commonest one.
+    @property
+    def chance_baseline(self) -> float | None: ...
+    @property
+    def majority_baseline(self) -> float | None: ...
+
+    def prompt_hash(self) -> str: ...  # stamped on every row; changes when the prompt text does
 
     def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]: ...
 
@@ -92,6 +188,81 @@ class Dataset(Protocol):
 
     # finish_reason: as the API reported it; "length" means the answer was cut off.
     def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored: ...
+
+    def samples_of(self, item_id: str) -> int: ...  # answers wanted for this item
+
+    def render_sample(self, item_id: str, raw: Any, sample: int) -> Item: ...  # the prompt of sample >= 1
+
+    # The item shortened to `budget` prompt tokens (benchmark/context.py); None: it cannot be shortened.
+    def fit(self, item_id: str, raw: Any, budget: int) -> Item | None: ...
+
+
+class DatasetBase:
+    """The defaults of `Dataset`'s optional members; every adapter derives from it (first, before
+    msgspec.Struct). A declaration's own field or method of the same name replaces the default."""
+
+    @property
+    def samples(self) -> int:
+        return 1
+
+    @property
+    def max_tokens(self) -> int:
+        return 256  # an adapter that declares none (the choice and text bases do)
+
+    @property
+    def derive(self) -> Callable[[dict], dict] | None:
+        return None
+
+    @property
+    def files(self) -> tuple[Files, ...]:
+        return ()  # made in memory (synthetic)
+
+    @property
+    def rubric(self) -> Rubric | None:
+        return None
+
+    @property
+    def chance_baseline(self) -> float | None:
+        return None
+
+    @property
+    def majority_baseline(self) -> float | None:
+        return None
+
+    def render(self, item_id: str, raw: Any) -> Item:
+        raise NotImplementedError
+
+    def samples_of(self, item_id: str) -> int:
+        return self.samples
+
+    def render_sample(self, item_id: str, raw: Any, sample: int) -> Item:
+        return self.render(item_id, raw)
+
+    def fit(self, item_id: str, raw: Any, budget: int) -> Item | None:
+        return None
+
+
+D = TypeVar("D")
+V = TypeVar("V")
+
+
+class Derived(Generic[D, V]):
+    """Values derived once from a frozen declaration, kept beside it rather than written into it.
+
+    Keyed by the declaration object (a strong reference, so its id is never reused while cached);
+    a `msgspec.structs.replace` copy is a new declaration and derives its own.
+    """
+
+    def __init__(self, build: Callable[[D], V]):
+        self._build = build
+        self._cache: dict[int, tuple[D, V]] = {}
+
+    def of(self, decl: D) -> V:
+        hit = self._cache.get(id(decl))
+        if hit is None or hit[0] is not decl:
+            hit = (decl, self._build(decl))
+            self._cache[id(decl)] = hit
+        return hit[1]
 
 
 def stable_hash(*parts: object, length: int = 16) -> str:

@@ -39,9 +39,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import msgspec
-from msgspec.structs import force_setattr
 
-from benchmark.dataset import Item, Message, MetricSpec, Scored, stable_hash
+from benchmark.dataset import (
+    DatasetBase,
+    Derived,
+    Item,
+    Message,
+    MetricSpec,
+    Scored,
+    stable_hash,
+)
+from benchmark.judges import Rubric
 from benchmark.loaders import Files, locate, read_rows
 from benchmark.prompts import text_instruction
 from benchmark.textmetrics import best, cmrc_em, cmrc_f1, rouge, squad_em, squad_f1
@@ -165,7 +173,7 @@ ROUGE = TextScorer(
 # ---------------------------------------------------------------- the declaration
 
 
-class TextDataset(msgspec.Struct, frozen=True, kw_only=True):
+class TextDataset(DatasetBase, msgspec.Struct, frozen=True, kw_only=True):
     """A dataset answered in free text, declared as data."""
 
     id: str
@@ -186,31 +194,28 @@ class TextDataset(msgspec.Struct, frozen=True, kw_only=True):
     chance_baseline: float | None = None
     majority_baseline: float | None = None
     samples: int = 1
-    # Derived in __post_init__.
-    metrics: tuple[MetricSpec, ...] = ()
-    scorer_version: str = ""
-    _instruction: str = ""
-    _prompt_hash: str = ""
+    rubric: Rubric | None = None  # a judge's grading of the answers (benchmark/judges.py); not in the stamps
 
     def __post_init__(self) -> None:
         if self.answer not in ("span", "summary"):
             raise ValueError(f"{self.id}: answer must be 'span' or 'summary'")
-        instr = text_instruction(self.language, self.answer)
-        set_ = lambda name, value: force_setattr(self, name, value)  # noqa: E731
-        set_("_instruction", instr)
-        set_("metrics", self.scorer.metrics)
-        set_(
-            "_prompt_hash",
-            stable_hash("text", RENDER_VERSION, self.language, self.task, self.body, self.answer,
-                        self.max_tokens, instr, self.revision),
-        )
-        scoring = stable_hash(self.scorer.name, self.scorer.version, self.scorer.metrics, self.answer, length=6)
-        set_("scorer_version", f"text-{SCORING_VERSION}.r{self.revision}.{scoring}")
+
+    @property
+    def derived(self) -> TextDerived:
+        return _DERIVED.of(self)
+
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]:
+        return self.scorer.metrics
+
+    @property
+    def scorer_version(self) -> str:
+        return self.derived.scorer_version
 
     # ------------------------------------------------------------ Dataset protocol
 
     def prompt_hash(self) -> str:
-        return self._prompt_hash
+        return self.derived.prompt_hash
 
     def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]:
         where, _, paths = locate(self.files, Path(data_dir), self.id)
@@ -240,7 +245,7 @@ class TextDataset(msgspec.Struct, frozen=True, kw_only=True):
             body = self.body.format_map(raw)
         except (KeyError, IndexError) as e:
             raise ValueError(f"{self.id} item {item_id}: no field {e} for the prompt body") from None
-        content = "\n\n".join((self.task, body, self._instruction))
+        content = "\n\n".join((self.task, body, self.derived.instruction))
         meta = dict(self.meta_fields(raw)) if self.meta_fields else {}
         return Item(id=item_id, messages=(Message("user", content),), gold=golds, meta=meta)
 
@@ -314,3 +319,22 @@ def answer_texts(answers: Any) -> list[str]:
         if t is not None:
             out.append(str(t))
     return out
+
+
+class TextDerived(msgspec.Struct, frozen=True):
+    """What a `TextDataset` declaration implies, computed once; the one place its stamps are made."""
+
+    instruction: str
+    prompt_hash: str
+    scorer_version: str
+
+
+def _derive(d: TextDataset) -> TextDerived:
+    instr = text_instruction(d.language, d.answer)
+    prompt_hash = stable_hash("text", RENDER_VERSION, d.language, d.task, d.body, d.answer, d.max_tokens, instr,
+                              d.revision)
+    scoring = stable_hash(d.scorer.name, d.scorer.version, d.scorer.metrics, d.answer, length=6)
+    return TextDerived(instr, prompt_hash, f"text-{SCORING_VERSION}.r{d.revision}.{scoring}")
+
+
+_DERIVED: Derived[TextDataset, TextDerived] = Derived(_derive)

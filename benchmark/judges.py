@@ -1,7 +1,7 @@
 """Judge rubrics: the prompt a judge model gets for one answer, and the strict reading of its reply.
 
-A dataset scored by a judge registers a rubric (``register_rubric``) in its
-declaration file. The engine's judge lane (engine/judge.py) builds the
+A dataset scored by a judge names its rubric in its declaration (``rubric=``, a
+member of the Dataset contract). The engine's judge lane (engine/judge.py) builds the
 prompt, calls the judge, and stores the reply with what ``parse`` made of it.
 
 A reply is read strictly, never guessed at:
@@ -19,12 +19,22 @@ per (model, dataset) (``score`` names the item's overall judge score).
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any
 
 import msgspec
 
 from benchmark.context import estimate_tokens, fit_source
-from benchmark.dataset import Item, Message, MetricSpec, stable_hash
+
+# The judge seam's types are part of the dataset contract (a dataset names its rubric).
+from benchmark.dataset import (
+    Item,
+    JudgePrompt,
+    Message,
+    MetricSpec,
+    Rubric,
+    Verdict,
+    stable_hash,
+)
 
 # Bump when parsing changes: it is part of every rubric's version stamp.
 PARSE_VERSION = "1"
@@ -38,35 +48,6 @@ _REFUSAL = re.compile(
     r"i am (?:not able|unable)|as an ai\b|抱歉|对不起|我无法|我不能)",
     re.I,
 )
-
-
-class Verdict(msgspec.Struct, frozen=True):
-    """What a judge's reply (or the lack of an answer to judge) amounts to."""
-
-    status: str  # "ok" | "unparsed" | "refused"
-    fields: dict[str, float] | None = None  # named values the rubric's metrics read
-    score: float | None = None  # the item's judge score on the rubric's scale
-    reason: str | None = None  # the judge's reason (ok), or why the reply was not read
-
-
-class JudgePrompt(msgspec.Struct, frozen=True):
-    messages: tuple[Message, ...]
-    truncated: bool = False  # part of the source was cut to fit the judge's context
-
-
-class Rubric(Protocol):
-    name: str
-    version: str  # stamped on every judgement; changes when the prompt or the parsing does
-    max_tokens: int  # the judge's output allowance
-    metrics: tuple[MetricSpec, ...]  # over verdict fields; never primary (the dataset keeps its own)
-
-    def answer(self, response: str | None, prediction: Any) -> str: ...
-
-    def floor(self, item: Item) -> Verdict: ...
-
-    def prompt(self, item: Item, answer: str, budget: int | None) -> JudgePrompt | None: ...
-
-    def parse(self, item: Item, text: str | None) -> Verdict: ...
 
 
 def clean_reply(text: str | None) -> str:
@@ -129,6 +110,10 @@ REFERENCE_LEFT_OUT = "(left out for length)"
 MIN_SOURCE_TOKENS = 100  # less of the source than this is no basis for a verdict
 
 
+SUMMARY_METRICS = (MetricSpec("judge_score", "mean", "score"),) + tuple(
+    MetricSpec(f"judge_{d}", "mean", d) for d in SUMMARY_DIMENSIONS)
+
+
 class SummaryRubric(msgspec.Struct, frozen=True, kw_only=True):
     """Four dimensions on 1-5 with a reason, as JSON; the item score is their mean.
 
@@ -139,15 +124,14 @@ class SummaryRubric(msgspec.Struct, frozen=True, kw_only=True):
     name: str = "summary"
     template: str = SUMMARY_TEMPLATE
     max_tokens: int = 200
-    version: str = ""
-    metrics: tuple[MetricSpec, ...] = ()
 
-    def __post_init__(self) -> None:
-        set_ = lambda k, v: msgspec.structs.force_setattr(self, k, v)
-        stamp = stable_hash(self.template, SUMMARY_DIMENSIONS, PARSE_VERSION, FIT_VERSION, length=8)
-        set_("version", f"{self.name}-{stamp}")
-        set_("metrics", (MetricSpec("judge_score", "mean", "score"),)
-             + tuple(MetricSpec(f"judge_{d}", "mean", d) for d in SUMMARY_DIMENSIONS))
+    @property
+    def version(self) -> str:
+        return f"{self.name}-{stable_hash(self.template, SUMMARY_DIMENSIONS, PARSE_VERSION, FIT_VERSION, length=8)}"
+
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]:
+        return SUMMARY_METRICS
 
     def answer(self, response: str | None, prediction: Any) -> str:
         # The summary as extracted (label and quotes removed); an unparsed answer is empty.
@@ -167,8 +151,10 @@ class SummaryRubric(msgspec.Struct, frozen=True, kw_only=True):
             text = self.template.format(source=source, **parts)
             if budget is None or estimate_tokens(text) <= budget:
                 return JudgePrompt((Message("user", text),), truncated=ref is not reference)
-            fit = fit_source(lambda kept, p=parts: self.template.format(source=kept + SOURCE_CUT, **p), source,
-                             budget, MIN_SOURCE_TOKENS)
+            def build(kept: str, p: dict[str, str] = parts) -> str:
+                return self.template.format(source=kept + SOURCE_CUT, **p)
+
+            fit = fit_source(build, source, budget, MIN_SOURCE_TOKENS)
             if fit is not None:
                 return JudgePrompt((Message("user", fit[0]),), truncated=True)
         return None
@@ -242,15 +228,15 @@ class LongMemEvalRubric(msgspec.Struct, frozen=True, kw_only=True):
 
     name: str = "longmemeval"
     max_tokens: int = 10
-    version: str = ""
-    metrics: tuple[MetricSpec, ...] = ()
 
-    def __post_init__(self) -> None:
-        set_ = lambda k, v: msgspec.structs.force_setattr(self, k, v)
-        set_("version", f"{self.name}-{stable_hash(sorted(LONGMEMEVAL_TEMPLATES.items()), PARSE_VERSION, length=8)}")
-        per_type = tuple(MetricSpec(f"judge_acc_{_slug(t)}", "mean", f"correct_{_slug(t)}")
-                         for t in (*LONGMEMEVAL_TYPES, "abstention"))
-        set_("metrics", (MetricSpec("judge_accuracy", "mean", "score"),) + per_type)
+    @property
+    def version(self) -> str:
+        return f"{self.name}-{stable_hash(sorted(LONGMEMEVAL_TEMPLATES.items()), PARSE_VERSION, length=8)}"
+
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]:
+        return (MetricSpec("judge_accuracy", "mean", "score"),) + tuple(
+            MetricSpec(f"judge_acc_{_slug(t)}", "mean", f"correct_{_slug(t)}") for t in (*LONGMEMEVAL_TYPES, "abstention"))
 
     def answer(self, response: str | None, prediction: Any) -> str:
         # The whole reply, as the official judge sees the hypothesis (reasoning steps may count).
@@ -296,17 +282,11 @@ class LongMemEvalRubric(msgspec.Struct, frozen=True, kw_only=True):
 
 # ---------------------------------------------------------------- registry
 
-_RUBRICS: dict[str, Rubric] = {}
-
-
-def register_rubric(dataset_id: str, rubric: Rubric) -> None:
-    if dataset_id in _RUBRICS and _RUBRICS[dataset_id] is not rubric:
-        raise ValueError(f"dataset {dataset_id!r} already has a judge rubric")
-    _RUBRICS[dataset_id] = rubric
-
-
 def rubric_for(dataset_id: str) -> Rubric | None:
-    from benchmark import registry
+    """The rubric the dataset declares (None for an unknown id or a dataset without a judge)."""
+    from benchmark import (
+        registry,  # the registry imports every adapter, some of which import this module
+    )
 
-    registry.get(dataset_id)  # dataset modules register their rubrics when they are imported
-    return _RUBRICS.get(dataset_id)
+    ds = registry.get(dataset_id)
+    return ds.rubric if ds is not None else None

@@ -19,36 +19,15 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-import msgspec
 import orjson
 
-from benchmark.dataset import DataMissing
+from benchmark.dataset import DataMissing, Files  # Files: part of the dataset contract
 
 # Some CSV cells (long passages) exceed the csv module's 128 KiB default.
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 # pandas writes an unnamed index column as "" or "Unnamed: 0"; both become this.
 INDEX_COLUMN = "_index"
-
-
-class Files(msgspec.Struct, frozen=True):
-    """One place a dataset's files may be, and how to read them."""
-
-    origin: str  # "original" (under <data_dir>/<id>/) | "reference" (the MoodBench data/ tree)
-    pattern: str  # glob relative to that root, e.g. "data/*.jsonl"
-    format: str  # "parquet" | "csv" | "tsv" | "jsonl" | "json" (one array of objects) | "lines" (blocks, below)
-    columns: tuple[str, ...] = ()  # field names for header-less csv/tsv files
-    quoted: bool = True  # False: cells are raw text and '"' is an ordinary character
-    label_list: str = ""  # sibling file (same root) listing the label space, one per line
-    # Folder under <data_dir> holding the originals when it is not the dataset id
-    # (several datasets from one upstream release, e.g. emobench1-3 in emobench/).
-    folder: str = ""
-    # Leading lines to ignore, with `columns`: a header that cannot be parsed (VUA20's
-    # header is space-separated while its rows are tab-separated).
-    skip_lines: int = 0
-    # Item-id template for rows read from here, instead of the dataset's own: for a copy
-    # whose ids cannot match the preferred one's (e.g. "ref/{_row}" for a re-sampled file).
-    item_id: str = ""
 
 
 def roots(files: Files, data_dir: Path, dataset_id: str) -> list[Path]:
@@ -170,14 +149,14 @@ def _delimited(files: Files, path: Path, delimiter: str) -> Iterator[tuple[int, 
     with path.open(encoding="utf-8-sig", newline="") as f:
         for _ in range(files.skip_lines):
             f.readline()
-        reader = csv.reader(f, delimiter=delimiter, quoting=quoting)
+        reader = csv.reader(f, delimiter=delimiter, quoting=quoting)  # type: ignore[arg-type]  # typeshed wants a Literal
         if files.columns:
             header = list(files.columns)
         else:
-            header = next(reader, None)
-            if header is None:
+            first = next(reader, None)
+            if first is None:
                 return
-            header = [INDEX_COLUMN if (i == 0 and h in ("", "Unnamed: 0")) else h for i, h in enumerate(header)]
+            header = [INDEX_COLUMN if (i == 0 and h in ("", "Unnamed: 0")) else h for i, h in enumerate(first)]
         width = len(header)
         n = 0
         for cells in reader:

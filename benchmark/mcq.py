@@ -26,10 +26,25 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import msgspec
-from msgspec.structs import force_setattr
 
-from benchmark.dataset import AnswerSpace, DataMissing, Item, Message, MetricSpec, Scored, stable_hash
-from benchmark.extract import EXTRACT_VERSION, Choices, codes_for, extract_multi, extract_single
+from benchmark.dataset import (
+    AnswerSpace,
+    DataMissing,
+    DatasetBase,
+    Derived,
+    Item,
+    Message,
+    MetricSpec,
+    Scored,
+    stable_hash,
+)
+from benchmark.extract import (
+    EXTRACT_VERSION,
+    Choices,
+    codes_for,
+    extract_multi,
+    extract_single,
+)
 from benchmark.loaders import Files, locate, read_label_list, read_rows
 from benchmark.metrics import f1_from_counts
 from benchmark.prompts import instruction
@@ -108,8 +123,12 @@ def per_class_f1(labels: tuple[str, ...]) -> tuple[MeasuresHook, tuple[MetricSpe
     return measures, specs
 
 
-class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
-    """A multiple-choice (or multi-label) dataset, declared as data."""
+class ChoiceDataset(DatasetBase, msgspec.Struct, frozen=True, kw_only=True):
+    """A multiple-choice (or multi-label) dataset, declared as data.
+
+    What follows from the declaration (the answer sentence, option lookups, default metrics and
+    output allowance, the two stamps) is derived once by `_derive` and kept beside it (`derived`).
+    """
 
     id: str
     language: str  # "en" | "zh": picks the answer-format sentence
@@ -126,11 +145,11 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
     multi: bool = False  # several options may be right
     answer_with: str = "code"  # what the model is asked for: "code" (letter/number) | "name"
     shuffle: bool = False  # seeded option order per item (for skewed gold positions)
-    max_tokens: int | None = None  # generation hint; default 32 (single) / 64 (multi)
-    metrics: tuple[MetricSpec, ...] = ()  # default: accuracy, or micro F1 & co. for multi
+    output_tokens: int | None = None  # output allowance (`max_tokens`); default 32 (single) / 64 (multi)
+    metric_specs: tuple[MetricSpec, ...] = ()  # the `metrics`; default accuracy, or micro F1 & co. for multi
     meta_fields: Callable[[dict], dict] | None = None  # row -> extra item.meta for `measures`
     measures: MeasuresHook | None = None  # single answer: (meta, chosen original index, correct) -> measures
-    revision: int = 1  # bump when a hook changes what is shown or scored
+    revision: int = 1  # bump when a hook changes what is shown or scored: enters both stamps
     chance_baseline: float | None = None  # primary metric of a uniform random answer
     majority_baseline: float | None = None  # primary metric of always giving the commonest answer
     samples: int = 1
@@ -145,84 +164,34 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
     # Row filter applied while streaming the pool (before ids and sampling): rows it returns
     # False for are left out, e.g. items without a gold label. Document every exclusion.
     keep: Callable[[dict], bool] | None = None
-    # Derived in __post_init__.
-    scorer_version: str = ""
-    _instruction: str = ""
-    _prompt_hash: str = ""
-    _fixed: Any = None  # Choices shared by all items (fixed labels, not shuffled)
-    _label_keys: tuple[str, ...] = ()
-    _instructions: Any = None  # language -> answer sentence (with `language_field`)
-    _fixed_shown: tuple[str, ...] = ()  # the fixed options as shown (labels, plus `none_option`)
 
     def __post_init__(self) -> None:
-        if sum(map(bool, (self.labels, self.option_fields, self.options_field))) != 1:
-            raise ValueError(f"{self.id}: declare exactly one of labels / option_fields / options_field")
-        # A list field's length is per item (checked at render, at most 26).
-        n = len(self.labels or self.option_fields) if not self.options_field else 2
-        if n < 2:
-            raise ValueError(f"{self.id}: a choice question needs at least two options")
-        if self.answer_with not in ("code", "name"):
-            raise ValueError(f"{self.id}: answer_with must be 'code' or 'name'")
-        if (self.none_option or self.jaccard) and not self.multi:
-            raise ValueError(f"{self.id}: none_option and jaccard are for multi-label datasets")
-        n_shown = n + bool(self.none_option)
-        set_ = lambda name, value: force_setattr(self, name, value)  # noqa: E731
-        if self.language_field:
-            langs = self.task.keys() if isinstance(self.task, dict) else ()
-            if not langs or not isinstance(self.body, dict) or set(self.body) != set(langs):
-                raise ValueError(f"{self.id}: with language_field, task and body map the same languages to text")
-            set_("_instructions", {k: instruction(k, self.multi, self.answer_with, n_shown > 26) for k in langs})
-            instr = " | ".join(f"{k}: {v}" for k, v in sorted(self._instructions.items()))  # for the prompt hash
-        else:
-            instr = instruction(self.language, self.multi, self.answer_with, n_shown > 26)
-        set_("_instruction", instr)
-        if self.max_tokens is None:
-            set_("max_tokens", 64 if self.multi else 32)
-        if self.labels and not self.shuffle:
-            set_("_fixed_shown", self.labels + ((self.none_option,) if self.none_option else ()))
-            set_("_fixed", Choices(self._fixed_shown))
-        if self.labels and self.multi:
-            # Per-label measure keys; labels without ASCII letters (Chinese) get their position.
-            set_("_label_keys", tuple(label_key(x) or f"label{i}" for i, x in enumerate(self.labels)))
-            if len(set(self._label_keys)) != n:
-                raise ValueError(f"{self.id}: labels collide after key folding: {self._label_keys}")
-        if not self.metrics:
-            set_("metrics", self._default_metrics())
-        # The optional fields enter the stamps only when set, so older declarations keep theirs.
-        extra = (self.options_field, self.language_field, self.none_option)
-        set_(
-            "_prompt_hash",
-            stable_hash(
-                "choice", RENDER_VERSION, self.language, self.task, self.body, self.labels,
-                self.option_fields, self.multi, self.answer_with, self.shuffle, self.max_tokens,
-                instr, self.revision, *((extra,) if any(extra) else ()),
-            ),
-        )
-        extra_s = (self.none_option, self.jaccard)
-        scoring = stable_hash(
-            self.gold_field, self.gold_map, self.multi, self.answer_with, self.metrics,
-            *((extra_s,) if any(extra_s) else ()), length=6,
-        )
-        set_("scorer_version", f"choice-{SCORING_VERSION}.x{EXTRACT_VERSION}.r{self.revision}.{scoring}")
+        _DERIVED.of(self)  # checks the declaration now, at import, rather than at the first item
 
-    def _default_metrics(self) -> tuple[MetricSpec, ...]:
-        if not self.multi:
-            return (MetricSpec("accuracy", "mean", "score", primary=True),)
-        out = [
-            MetricSpec("micro_f1", "micro_f1", "tp", "fp", "fn", primary=True),
-            MetricSpec("example_f1", "mean", "score"),
-            MetricSpec("exact_match", "mean", "em"),
-        ]
-        if self._label_keys:
-            # Per-label F1 rows; macro_f1 averages those present (see store/views.sql).
-            out.append(MetricSpec("macro_f1", "macro_f1", "score"))
-            out += [MetricSpec(f"f1_{k}", "label_f1", f"tp_{k}", f"fp_{k}", f"fn_{k}") for k in self._label_keys]
-        return tuple(out)
+    @property
+    def derived(self) -> ChoiceDerived:
+        return _DERIVED.of(self)
+
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]:
+        return self.derived.metrics
+
+    @property
+    def max_tokens(self) -> int:
+        return self.derived.max_tokens
+
+    @property
+    def scorer_version(self) -> str:
+        return self.derived.scorer_version
+
+    def scoring_extra(self) -> str:
+        """A suffix of the scorer stamp for scoring data a subclass adds (benchmark/questionnaire.py)."""
+        return ""
 
     # ------------------------------------------------------------ Dataset protocol
 
     def prompt_hash(self) -> str:
-        return self._prompt_hash
+        return self.derived.prompt_hash
 
     def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]:
         where, root, paths = locate(self.files, Path(data_dir), self.id)
@@ -259,12 +228,17 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
             if perm:
                 perm = perm + [len(options)]
         codes = codes_for(len(shown))
-        task, body_t, instr = self.task, self.body, self._instruction
-        if self.language_field:
+        derived = self.derived
+        lang: str = ""  # with `language_field`: the item's language
+        instr = derived.instruction
+        if derived.instructions is not None:
             lang = raw.get(self.language_field)
-            if lang not in self._instructions:
+            if lang not in derived.instructions:
                 raise ValueError(f"{self.id} item {item_id}: language {lang!r} has no prompt")
-            task, body_t, instr = self.task[lang], self.body[lang], self._instructions[lang]
+            instr = derived.instructions[lang]
+        # Per language exactly when `language_field` is set (checked by _derive).
+        task = self.task if isinstance(self.task, str) else self.task[lang]
+        body_t = self.body if isinstance(self.body, str) else self.body[lang]
         try:
             body = body_t.format_map(raw)
         except (KeyError, IndexError) as e:
@@ -273,7 +247,7 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
         meta: dict[str, Any] = {"g": g}
         if perm:
             meta["perm"] = perm
-        if self._fixed is None:
+        if derived.fixed is None:
             meta["options"] = shown
         if self.meta_fields:
             meta.update(self.meta_fields(raw))
@@ -287,8 +261,9 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
 
     def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored:
         meta = item.meta
-        choices = self._fixed or _choices(tuple(meta["options"]))
-        shown = self._fixed_shown if self._fixed is not None else meta["options"]
+        fixed = self.derived.fixed
+        choices = fixed or _choices(tuple(meta["options"]))
+        shown = self.derived.fixed_shown if fixed is not None else meta["options"]
         if self.multi:
             return self._score_multi(meta, choices, shown, response, finish_reason)
         i = extract_single(response, choices, finish_reason=finish_reason)
@@ -316,10 +291,11 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
         both_empty = got is not None and not p and not g  # only possible with none_option
         if self.jaccard:
             m["jac"] = 1.0 if both_empty else tp / (tp + fp + fn) if tp else 0.0
-        if self._label_keys:
+        label_keys = self.derived.label_keys
+        if label_keys:
             perm = meta.get("perm")
             for i in p | g:
-                k = self._label_keys[perm[i] if perm else i]
+                k = label_keys[perm[i] if perm else i]
                 m[f"tp_{k}"] = float(i in p and i in g)
                 m[f"fp_{k}"] = float(i in p and i not in g)
                 m[f"fn_{k}"] = float(i in g and i not in p)
@@ -382,3 +358,82 @@ class ChoiceDataset(msgspec.Struct, frozen=True, kw_only=True):
         found = read_label_list(path)
         if found != self.labels:
             raise ValueError(f"{self.id}: {path} lists {found}, the adapter expects {self.labels}")
+
+
+class ChoiceDerived(msgspec.Struct, frozen=True):
+    """What a `ChoiceDataset` declaration implies, computed once (`_derive`)."""
+
+    instruction: str  # the answer sentence (with `language_field`: all of them, for the prompt hash)
+    instructions: dict[str, str] | None  # language -> answer sentence (with `language_field`)
+    max_tokens: int
+    fixed_shown: tuple[str, ...]  # the fixed options as shown (labels, plus `none_option`); () if per item
+    fixed: Choices | None  # their lookups, shared by all items
+    label_keys: tuple[str, ...]  # multi with labels: per-label measure keys
+    metrics: tuple[MetricSpec, ...]
+    prompt_hash: str
+    scorer_version: str
+
+
+def _derive(d: ChoiceDataset) -> ChoiceDerived:
+    """Check a declaration and derive its values; the one place its stamps are made."""
+    if sum(map(bool, (d.labels, d.option_fields, d.options_field))) != 1:
+        raise ValueError(f"{d.id}: declare exactly one of labels / option_fields / options_field")
+    # A list field's length is per item (checked at render, at most 26).
+    n = len(d.labels or d.option_fields) if not d.options_field else 2
+    if n < 2:
+        raise ValueError(f"{d.id}: a choice question needs at least two options")
+    if d.answer_with not in ("code", "name"):
+        raise ValueError(f"{d.id}: answer_with must be 'code' or 'name'")
+    if (d.none_option or d.jaccard) and not d.multi:
+        raise ValueError(f"{d.id}: none_option and jaccard are for multi-label datasets")
+    n_shown = n + bool(d.none_option)
+    instructions = None
+    if d.language_field:
+        langs = d.task.keys() if isinstance(d.task, dict) else ()
+        if not langs or not isinstance(d.body, dict) or set(d.body) != set(langs):
+            raise ValueError(f"{d.id}: with language_field, task and body map the same languages to text")
+        instructions = {k: instruction(k, d.multi, d.answer_with, n_shown > 26) for k in langs}
+        instr = " | ".join(f"{k}: {v}" for k, v in sorted(instructions.items()))  # for the prompt hash
+    else:
+        instr = instruction(d.language, d.multi, d.answer_with, n_shown > 26)
+    max_tokens = d.output_tokens if d.output_tokens is not None else 64 if d.multi else 32
+    fixed_shown = d.labels + ((d.none_option,) if d.none_option else ()) if d.labels and not d.shuffle else ()
+    label_keys: tuple[str, ...] = ()
+    if d.labels and d.multi:
+        # Per-label measure keys; labels without ASCII letters (Chinese) get their position.
+        label_keys = tuple(label_key(x) or f"label{i}" for i, x in enumerate(d.labels))
+        if len(set(label_keys)) != n:
+            raise ValueError(f"{d.id}: labels collide after key folding: {label_keys}")
+    metrics = d.metric_specs or _default_metrics(d.multi, label_keys)
+    # The optional fields enter the stamps only when set, so older declarations keep theirs.
+    extra = (d.options_field, d.language_field, d.none_option)
+    prompt_hash = stable_hash(
+        "choice", RENDER_VERSION, d.language, d.task, d.body, d.labels, d.option_fields, d.multi,
+        d.answer_with, d.shuffle, max_tokens, instr, d.revision, *((extra,) if any(extra) else ()),
+    )
+    extra_s = (d.none_option, d.jaccard)
+    scoring = stable_hash(d.gold_field, d.gold_map, d.multi, d.answer_with, metrics,
+                          *((extra_s,) if any(extra_s) else ()), length=6)
+    scorer_version = f"choice-{SCORING_VERSION}.x{EXTRACT_VERSION}.r{d.revision}.{scoring}{d.scoring_extra()}"
+    return ChoiceDerived(instruction=instr, instructions=instructions, max_tokens=max_tokens,
+                         fixed_shown=fixed_shown, fixed=Choices(fixed_shown) if fixed_shown else None,
+                         label_keys=label_keys, metrics=metrics, prompt_hash=prompt_hash,
+                         scorer_version=scorer_version)
+
+
+def _default_metrics(multi: bool, label_keys: tuple[str, ...]) -> tuple[MetricSpec, ...]:
+    if not multi:
+        return (MetricSpec("accuracy", "mean", "score", primary=True),)
+    out = [
+        MetricSpec("micro_f1", "micro_f1", "tp", "fp", "fn", primary=True),
+        MetricSpec("example_f1", "mean", "score"),
+        MetricSpec("exact_match", "mean", "em"),
+    ]
+    if label_keys:
+        # Per-label F1 rows; macro_f1 averages those present (see store/views.sql).
+        out.append(MetricSpec("macro_f1", "macro_f1", "score"))
+        out += [MetricSpec(f"f1_{k}", "label_f1", f"tp_{k}", f"fp_{k}", f"fn_{k}") for k in label_keys]
+    return tuple(out)
+
+
+_DERIVED: Derived[ChoiceDataset, ChoiceDerived] = Derived(_derive)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from msgspec.structs import force_setattr, replace
+from msgspec.structs import replace
 
 from benchmark.dataset import Item, MetricSpec, Scored, stable_hash
 from benchmark.extract import extract_single
@@ -46,7 +46,7 @@ class Questionnaire(ChoiceDataset, frozen=True, kw_only=True):
     gold_field: str = ""  # no right answer
     points_field: str = ""  # row field: each option's points, in the file's option order ...
     key: dict[int, Any] = msgspec.field(default_factory=dict)  # ... or item number -> points per option (None: filler, not scored)
-    metrics: tuple[MetricSpec, ...] = METRICS
+    metric_specs: tuple[MetricSpec, ...] = METRICS
 
     def __post_init__(self) -> None:
         if bool(self.points_field) == bool(self.key):
@@ -54,9 +54,10 @@ class Questionnaire(ChoiceDataset, frozen=True, kw_only=True):
         if self.multi or self.shuffle:
             raise ValueError(f"{self.id}: a questionnaire item takes one answer, options in the scale's order")
         super().__post_init__()
+
+    def scoring_extra(self) -> str:
         # The key is scoring data: it enters the scorer stamp.
-        stamp = stable_hash(self.points_field, sorted(self.key.items()), length=6)
-        force_setattr(self, "scorer_version", f"{self.scorer_version}.q{stamp}")
+        return f".q{stable_hash(self.points_field, sorted(self.key.items()), length=6)}"
 
     def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]:
         for _, row in super().records(data_dir):
@@ -84,7 +85,7 @@ class Questionnaire(ChoiceDataset, frozen=True, kw_only=True):
     def render(self, item_id: str, raw: Any) -> Item:
         item = super().render(item_id, raw)
         meta = {k: v for k, v in item.meta.items() if k != "g"}
-        n = len(meta.get("options") or self._fixed_shown)
+        n = len(meta.get("options") or self.derived.fixed_shown)
         pts = self.points(item_id, raw, n)
         if pts is None:
             meta["key"] = None
@@ -92,12 +93,13 @@ class Questionnaire(ChoiceDataset, frozen=True, kw_only=True):
         lo, hi = min(pts), max(pts)
         norm = [(p - lo) / (hi - lo) for p in pts]
         meta["key"] = norm
-        codes = self._fixed.codes if self._fixed is not None else _choices(tuple(meta["options"])).codes
+        fixed = self.derived.fixed
+        codes = fixed.codes if fixed is not None else _choices(tuple(meta["options"])).codes
         return replace(item, gold=dict(zip(codes, norm)), meta=meta)
 
     def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored:
         meta = item.meta
-        choices = self._fixed or _choices(tuple(meta["options"]))
+        choices = self.derived.fixed or _choices(tuple(meta["options"]))
         i = extract_single(response, choices, finish_reason=finish_reason)
         if i is None:
             return Scored(prediction=None, score=None, measures={"answered": 0.0})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import TypeVar
 
 from benchmark.dataset import Dataset
 
@@ -11,7 +12,11 @@ _DATASETS: dict[str, Dataset] = {}
 _loaded = False
 
 
-def register(dataset: Dataset) -> Dataset:
+DS = TypeVar("DS", bound=Dataset)
+
+
+def register(dataset: DS) -> DS:
+    """The one way a dataset is declared: `register(<adapter>)` at the top level of its module."""
     if dataset.id in _DATASETS:
         raise ValueError(f"dataset id {dataset.id!r} registered twice")
     _DATASETS[dataset.id] = dataset

@@ -104,11 +104,11 @@ def load(path: Path = MANIFEST) -> Manifest:
 def _check(m: Manifest, where: str) -> None:
     if m.version != 1:
         raise SourcesError(f"{where}: unsupported version {m.version}")
-    for name, src in m.sources.items():
-        for part in (src.dest, src.root):
+    for name, declared in m.sources.items():
+        for part in (declared.dest, declared.root):
             if part:
                 _safe(part, f"{where}: sources.{name}")
-        if src.kind == "github" and not _HEX40.fullmatch(src.revision):
+        if declared.kind == "github" and not _HEX40.fullmatch(declared.revision):
             raise SourcesError(f"{where}: sources.{name}: a GitHub revision must be a full commit hash")
     seen: dict[str, str] = {}
     for ds, entry in m.datasets.items():

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import duckdb
 
+from benchmark.dataset import Dataset
 
-def declared_baselines(ds: Any) -> tuple[float | None, float | None]:
-    """(chance, majority) on the dataset's primary metric scale; None where the adapter declares none.
 
-    The one place that reads them: only the choice and free-text bases (benchmark/mcq.py,
-    benchmark/freetext.py) and a few hand-written adapters have the fields.
-    """
-    return getattr(ds, "chance_baseline", None), getattr(ds, "majority_baseline", None)
+def declared_baselines(ds: Dataset) -> tuple[float | None, float | None]:
+    """(chance, majority) on the dataset's primary metric scale; None where the adapter declares none
+    (the contract's default, benchmark/dataset.py:DatasetBase)."""
+    return ds.chance_baseline, ds.majority_baseline
 
 
 def chance_by_dataset(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> dict[str, float]:

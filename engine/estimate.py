@@ -15,7 +15,7 @@ import msgspec
 
 from engine.config import ModelConfig
 from engine.generation import dataset_generation
-from engine.plan import PlannedDataset, samples_of
+from engine.plan import PlannedDataset
 from engine.sweep import SweepOptions, plan_sweep
 from providers.http import DEFAULT_MAX_OUTPUT
 from store import resume
@@ -63,7 +63,7 @@ def _estimate_model(m: ModelConfig, planned: list[PlannedDataset], tokens: dict[
         skip = done.get((m.name, p.id), set())
         out = dataset_generation(m, p.dataset).get("max_tokens") or DEFAULT_MAX_OUTPUT  # what is sent
         for it in p.items:
-            for s in range(samples_of(p.dataset, it.id)):
+            for s in range(p.dataset.samples_of(it.id)):
                 if (it.id, s) not in skip:
                     items += 1
                     tok_in += tokens[p.id][it.id]

@@ -21,9 +21,6 @@ from engine.config import ModelConfig
 from providers.base import Provider
 from providers.openai import is_reasoning_model
 
-# When a dataset declares nothing (an adapter outside the base classes).
-FALLBACK_MAX_TOKENS = 256
-
 
 def takes_dataset_default(m: ModelConfig) -> bool:
     if m.max_tokens is not None or "max_tokens" in m.extra_body:
@@ -36,7 +33,7 @@ def dataset_generation(m: ModelConfig, ds: Dataset) -> dict[str, Any]:
     """The generation parameters sent for this dataset's items."""
     gen = m.generation()
     if takes_dataset_default(m):
-        gen["max_tokens"] = getattr(ds, "max_tokens", None) or FALLBACK_MAX_TOKENS
+        gen["max_tokens"] = ds.max_tokens
     return gen
 
 

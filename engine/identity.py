@@ -58,7 +58,7 @@ def without_loopback_port(url: str | None) -> str | None:
 
 def derivation(ds: Dataset) -> str | None:
     """A hash of the dataset's `derive` hook source: its wording reaches the prompt but not the template hash."""
-    hook = getattr(ds, "derive", None)
+    hook = ds.derive
     if hook is None:
         return None
     try:

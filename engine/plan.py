@@ -15,7 +15,7 @@ import msgspec
 
 from benchmark import registry
 from benchmark.context import fitted
-from benchmark.dataset import Dataset, DataMissing, Item, stable_hash
+from benchmark.dataset import DataMissing, Dataset, Item, stable_hash
 from benchmark.sampling import seeded_sample
 from engine.errors import UserError
 
@@ -40,9 +40,7 @@ class PlannedDataset(msgspec.Struct, frozen=True):
 
     @property
     def size(self) -> int:
-        if hasattr(self.dataset, "samples_of"):
-            return sum(self.dataset.samples_of(item_id) for item_id, _ in self.records)
-        return len(self.records) * self.dataset.samples
+        return sum(self.dataset.samples_of(item_id) for item_id, _ in self.records)
 
     @property
     def items(self) -> Iterator[Item]:
@@ -96,16 +94,9 @@ def run_stamp(ds: Dataset, generation: dict) -> str:
     return stable_hash(ds.prompt_hash(), sorted(generation.items()), length=12)
 
 
-def samples_of(ds: Dataset, item_id: str) -> int:
-    """Answers wanted for one item: the dataset's `samples`, or its per-item `samples_of`."""
-    per_item = getattr(ds, "samples_of", None)
-    return per_item(item_id) if per_item is not None else ds.samples
-
-
 def render(ds: Dataset, item_id: str, raw: Any, sample: int, budget: int | None = None) -> Item:
     """The prompt of one sample, fitted to a prompt budget (benchmark.context)."""
-    variant = getattr(ds, "render_sample", None)
-    item = variant(item_id, raw, sample) if variant is not None and sample else ds.render(item_id, raw)
+    item = ds.render_sample(item_id, raw, sample) if sample else ds.render(item_id, raw)
     return fitted(ds, item_id, raw, item, budget)
 
 
@@ -126,7 +117,7 @@ def lane(planned: list[PlannedDataset], done_count: Callable[[str], int],
         done = done_keys(p.id) if n_done else set()
         budget = (prompt_tokens or {}).get(p.id)
         for item_id, raw in p.records:
-            pending = [s for s in range(samples_of(p.dataset, item_id)) if (item_id, s) not in done]
+            pending = [s for s in range(p.dataset.samples_of(item_id)) if (item_id, s) not in done]
             if pending:
                 item = render(p.dataset, item_id, raw, 0, budget)
                 for s in pending:

@@ -25,8 +25,7 @@ import msgspec
 from benchmark.context import fit_source
 from benchmark.dataset import Item, Message, MetricSpec
 from benchmark.freetext import ROUGE, TextDataset, TextScorer
-from benchmark.judges import SummaryRubric, register_rubric
-from benchmark.registry import register
+from benchmark.judges import SummaryRubric
 
 CUT_NOTE = "\n……（原文过长，以下部分从略）"
 RUBRIC = SummaryRubric()
@@ -61,9 +60,6 @@ class SummaryDataset(TextDataset, frozen=True, kw_only=True):
         return msgspec.structs.replace(item, messages=(Message(msg.role, content),), meta=meta)
 
 
-def register_summary(**declaration: Any) -> SummaryDataset:
-    """Declare a summarisation dataset: ROUGE scorer, summary answers, the judge rubric."""
-    ds = SummaryDataset(answer="summary", scorer=ROUGE_FIT, **declaration)
-    register(ds)
-    register_rubric(ds.id, RUBRIC)
-    return ds
+def summary(**declaration: Any) -> SummaryDataset:
+    """A summarisation dataset: ROUGE scorer, summary answers, the judge rubric (register it)."""
+    return SummaryDataset(answer="summary", scorer=ROUGE_FIT, rubric=RUBRIC, **declaration)

@@ -39,17 +39,16 @@ them (benchmark/mathequiv.py: Hendrycks et al.'s ``is_equiv``, plus math-mode
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from msgspec.structs import replace
+import msgspec
 
 from benchmark import mathequiv
-from benchmark.dataset import Item, Message, MetricSpec, Scored, stable_hash
+from benchmark.dataset import DatasetBase, Item, Message, MetricSpec, Scored, stable_hash
 from benchmark.loaders import Files
 from benchmark.mcq import ChoiceDataset
 from benchmark.registry import register
+from benchmark.split import RowSplit
 
 ENGLISH_TASKS = frozenset(
     {"aqua-rat", "lsat-ar", "lsat-lr", "lsat-rc", "logiqa-en", "sat-math", "sat-en", "sat-en-without-passage",
@@ -131,7 +130,7 @@ def _derive(row: dict) -> dict:
     }
 
 
-_COMMON = {
+_COMMON: dict[str, Any] = {
     "id": "agieval",
     "language": "mixed",
     "files": (
@@ -155,52 +154,25 @@ METRICS = (
 CLOZE_METRICS = METRICS + (MetricSpec("accuracy_cloze", "mean", "cloze"),)
 
 
-class MixedAnswerCount:
-    """One dataset whose items are single-answer or several-answer questions, chosen per row.
-
-    Two ``ChoiceDataset`` declarations share the files; each item is rendered and
-    scored by the one that fits it, and a several-answer item scores its exact match.
-    """
-
-    def __init__(self, single: ChoiceDataset, several: ChoiceDataset, is_several, metrics, **baselines: float):
-        if single.id != several.id:
-            raise ValueError("both declarations must have the same id")
-        self.single, self.several, self.is_several = single, several, is_several
-        self.id, self.language, self.samples, self.metrics = single.id, single.language, 1, metrics
-        self.max_tokens = several.max_tokens
-        self.chance_baseline = baselines.get("chance_baseline")
-        self.majority_baseline = baselines.get("majority_baseline")
-        self.scorer_version = f"mixed-{stable_hash(single.scorer_version, several.scorer_version, metrics, length=8)}"
-        self._prompt_hash = stable_hash("mixed", single.prompt_hash(), several.prompt_hash())
-
-    def prompt_hash(self) -> str:
-        return self._prompt_hash
-
-    def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]:
-        return self.single.records(data_dir)
-
-    def render(self, item_id: str, raw: Any) -> Item:
-        if not self.is_several(raw):
-            return self.single.render(item_id, raw)
-        item = self.several.render(item_id, raw)
-        return replace(item, meta={**item.meta, "several": True})
-
-    def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored:
-        if not item.meta.get("several"):
-            s = self.single.score(item, response, finish_reason=finish_reason)
-            return Scored(s.prediction, s.score, {item.meta["lang"]: s.score})
-        s = self.several.score(item, response, finish_reason=finish_reason)
-        em = s.measures["em"]
-        return Scored(s.prediction, em, {item.meta["lang"]: em})
+def _by_language(item: Item, s: Scored) -> Scored:
+    """A choice item's score, also under its language; a several-answer item scores its exact match."""
+    value = (s.measures or {}).get("em", 0.0) if item.meta.get("several") else s.score or 0.0  # a choice: 0 or 1
+    return Scored(s.prediction, value, {item.meta["lang"]: value})
 
 
-class MathCloze:
+class MathCloze(DatasetBase, msgspec.Struct, frozen=True, kw_only=True):
     """The cloze part: a math question answered in free form, scored by MATH answer equivalence."""
 
-    def __init__(self, task: dict[str, str], instruction: dict[str, str], max_tokens: int):
-        self.task, self.instruction, self.max_tokens = task, instruction, max_tokens
-        self.prompt_hash = stable_hash("math-cloze", task, instruction, max_tokens)
-        self.scorer_version = f"mathequiv-{mathequiv.VERSION}"
+    task: dict[str, str]
+    instruction: dict[str, str]
+    max_tokens: int
+
+    @property
+    def scorer_version(self) -> str:
+        return f"mathequiv-{mathequiv.VERSION}"
+
+    def prompt_hash(self) -> str:
+        return stable_hash("math-cloze", self.task, self.instruction, self.max_tokens)
 
     def render(self, item_id: str, raw: dict) -> Item:
         lang = _lang(raw)
@@ -214,70 +186,54 @@ class MathCloze:
         return Scored(pred, s, {item.meta["lang"]: s, "cloze": s})
 
 
-class WithCloze:
-    """One dataset of choice items and cloze items, chosen per row; each part renders and scores its own."""
-
-    def __init__(self, choice: MixedAnswerCount, cloze: MathCloze, metrics, **baselines: float):
-        self.choice, self.cloze = choice, cloze
-        self.id, self.language, self.samples, self.metrics = choice.id, choice.language, 1, metrics
-        self.max_tokens = max(choice.max_tokens, cloze.max_tokens)
-        self.chance_baseline = baselines.get("chance_baseline")
-        self.majority_baseline = baselines.get("majority_baseline")
-        versions = (choice.scorer_version, cloze.scorer_version, metrics)
-        self.scorer_version = f"cloze-{stable_hash(*versions, length=8)}"
-        self._prompt_hash = stable_hash("with-cloze", choice.prompt_hash(), cloze.prompt_hash)
-
-    def prompt_hash(self) -> str:
-        return self._prompt_hash
-
-    def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]:
-        return self.choice.records(data_dir)
-
-    def render(self, item_id: str, raw: Any) -> Item:
-        return (self.cloze if is_cloze(raw) else self.choice).render(item_id, raw)
-
-    def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored:
-        part = self.cloze if item.meta.get("cloze") else self.choice
-        return part.score(item, response, finish_reason=finish_reason)
-
-
+SEVERAL = ChoiceDataset(
+    **_COMMON,
+    task={
+        "en": "The following is an exam question with one or more correct answers. Choose all of them.",
+        "zh": "以下是一道考试选择题，正确答案可能有一个或多个，请选出全部正确答案。",
+    },
+    gold_field="_golds",
+    gold_map="ids",
+    multi=True,
+)
+CHOICE = RowSplit(
+    base=ChoiceDataset(
+        **_COMMON,
+        task={
+            "en": "The following is an exam question. Choose the one correct answer.",
+            "zh": "以下是一道考试选择题，请选出唯一正确的答案。",
+        },
+        gold_field="_gold",
+        gold_map="index",
+    ),
+    other=SEVERAL,
+    is_other=is_multi,
+    mark="several",
+    rescore=_by_language,
+    metrics=METRICS,
+    max_tokens=SEVERAL.max_tokens,
+    tags=("mixed", "mixed"),
+)
+CLOZE = MathCloze(
+    task={
+        "en": "The following is a math exam question; its answer is a number or an expression.",
+        "zh": "以下是一道数学考试填空题。",
+    },
+    instruction={
+        "en": "Give only the final answer, in LaTeX where needed, in the form `Answer: <final answer>`.",
+        "zh": "请只给出最终答案（必要时使用 LaTeX），格式为“答案：<最终答案>”；若有多个空，按顺序用分号“;”分隔。",
+    },
+    max_tokens=128,
+)
 register(
-    WithCloze(
-        MixedAnswerCount(
-            ChoiceDataset(
-                **_COMMON,
-                task={
-                    "en": "The following is an exam question. Choose the one correct answer.",
-                    "zh": "以下是一道考试选择题，请选出唯一正确的答案。",
-                },
-                gold_field="_gold",
-                gold_map="index",
-            ),
-            ChoiceDataset(
-                **_COMMON,
-                task={
-                    "en": "The following is an exam question with one or more correct answers. Choose all of them.",
-                    "zh": "以下是一道考试选择题，正确答案可能有一个或多个，请选出全部正确答案。",
-                },
-                gold_field="_golds",
-                gold_map="ids",
-                multi=True,
-            ),
-            is_multi,
-            METRICS,
-        ),
-        MathCloze(
-            task={
-                "en": "The following is a math exam question; its answer is a number or an expression.",
-                "zh": "以下是一道数学考试填空题。",
-            },
-            instruction={
-                "en": "Give only the final answer, in LaTeX where needed, in the form `Answer: <final answer>`.",
-                "zh": "请只给出最终答案（必要时使用 LaTeX），格式为“答案：<最终答案>”；若有多个空，按顺序用分号“;”分隔。",
-            },
-            max_tokens=128,
-        ),
-        CLOZE_METRICS,
+    RowSplit(
+        base=CHOICE,
+        other=CLOZE,
+        is_other=is_cloze,
+        mark="cloze",
+        metrics=CLOZE_METRICS,
+        max_tokens=max(CHOICE.max_tokens, CLOZE.max_tokens),
+        tags=("with-cloze", "cloze"),
         # On the 2,100 items of the first 100 lines per file: uniform random answer (one
         # letter, or a random non-empty set for several-answer items; cloze items 0) 0.190;
         # always "D" (cloze items: their most frequent gold, "2") 0.217.

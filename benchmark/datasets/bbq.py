@@ -132,7 +132,7 @@ register(
         gold_field="label",
         meta_fields=_meta,
         measures=_measures,
-        metrics=(
+        metric_specs=(
             MetricSpec("accuracy", "mean", "score", primary=True),
             MetricSpec("accuracy_ambiguous", "mean", "amb_correct"),
             MetricSpec("accuracy_disambiguated", "mean", "dis_correct"),

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 
-from benchmark.datasets._summary import register_summary, source_meta
+from benchmark.datasets._summary import source_meta, summary
 from benchmark.loaders import Files
+from benchmark.registry import register
 
 _SEG_SPACE = re.compile(r"(?<![A-Za-z0-9]) +| +(?![A-Za-z0-9])")
 
@@ -37,7 +38,7 @@ def _article(row: dict) -> dict:
     return {"_article": "".join(unsegment(s) for s in sents)}
 
 
-register_summary(
+register(summary(
     id="cnewsum",
     language="zh",
     files=(
@@ -52,4 +53,4 @@ register_summary(
     gold=lambda row: unsegment(str(row["summary"])),
     meta_fields=source_meta("_article"),
     max_tokens=128,
-)
+))

@@ -45,7 +45,7 @@ register(
         gold_field="Emotion",
         gold_map={label: i for i, (label, _) in enumerate(EMOTIONS)},
         measures=_measures,
-        metrics=(MetricSpec("accuracy", "mean", "score", primary=True), *_f1_metrics),
+        metric_specs=(MetricSpec("accuracy", "mean", "score", primary=True), *_f1_metrics),
         chance_baseline=1 / 13,
         # Always "neutral": 305/1,000 on the team folder's original cut (99/300 in the reference copy).
         majority_baseline=0.305,

@@ -57,7 +57,7 @@ register(
         gold_map={"stereo": 1, "antistereo": 1},
         shuffle=True,
         measures=_measures,
-        metrics=(
+        metric_specs=(
             MetricSpec("balance", "balance", "stereo", "answered", primary=True),
             MetricSpec("stereotype_preference", "ratio", "stereo", "answered"),
             MetricSpec("less_stereotypical_rate", "mean", "score"),

@@ -45,7 +45,7 @@ register(
         gold_field="ed_emotion",
         gold_map={label: i for i, label in enumerate(LABELS)},
         measures=_measures,
-        metrics=(MetricSpec("accuracy", "mean", "score", primary=True), *_f1_metrics),
+        metric_specs=(MetricSpec("accuracy", "mean", "score", primary=True), *_f1_metrics),
         chance_baseline=1 / 41,
         majority_baseline=84 / 300,  # always "questioning", on the 300 reference turns
     )

@@ -49,7 +49,7 @@ register(
         gold_field="label",
         gold_map={x: i for i, x in enumerate(LABELS)},
         measures=_measures,
-        metrics=(MetricSpec("accuracy", "mean", "score", primary=True),) + _f1_metrics,
+        metric_specs=(MetricSpec("accuracy", "mean", "score", primary=True),) + _f1_metrics,
         chance_baseline=1 / 3,
         majority_baseline=72 / 204,  # always "True" (macro F1 of that: 0.17)
     )

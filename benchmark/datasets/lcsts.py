@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Iterator
 
 from benchmark.dataset import stable_hash
-from benchmark.datasets._summary import register_summary, source_meta
+from benchmark.datasets._summary import source_meta, summary
 from benchmark.loaders import Files, read_rows
+from benchmark.registry import register
 
 # The instruction sentence the reference's copy puts before every text.
 _REF_PREFIX = "在本任务中，您将获得一段文本，您的任务是生成该文本的摘要。"
@@ -46,7 +47,7 @@ def lcsts_rows(files: Files, path: Path) -> Iterator[tuple[int, dict]]:
         yield n, {"_id": "h" + stable_hash(text, length=12), "text": text, "summary": str(row["output"]).strip()}
 
 
-register_summary(
+register(summary(
     id="lcsts",
     language="zh",
     files=(
@@ -61,4 +62,4 @@ register_summary(
     gold="summary",
     meta_fields=source_meta("text"),
     max_tokens=64,
-)
+))

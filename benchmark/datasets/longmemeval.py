@@ -44,7 +44,7 @@ import msgspec
 from benchmark.context import estimate_tokens, fit_source, item_tokens
 from benchmark.dataset import Item, Message, MetricSpec
 from benchmark.freetext import TextDataset, TextScorer
-from benchmark.judges import LongMemEvalRubric, register_rubric
+from benchmark.judges import LongMemEvalRubric
 from benchmark.loaders import Files
 from benchmark.registry import register
 from benchmark.textmetrics import best, squad_em, squad_f1, token_recall
@@ -77,7 +77,7 @@ def _history(row: dict) -> dict:
 
 
 def _turn(t: dict) -> str:
-    return f"{_ROLES.get(t.get('role'), str(t.get('role')).title())}: {str(t.get('content', '')).strip()}"
+    return f"{_ROLES.get(str(t.get('role')), str(t.get('role')).title())}: {str(t.get('content', '')).strip()}"
 
 
 def _score(pred: str | None, golds: list, meta: dict) -> tuple[float, dict[str, float]]:
@@ -148,7 +148,6 @@ def _meta(row: dict) -> dict:
             "sessions_dropped": int(row.get("_dropped", 0)), "turns_dropped": int(row.get("_turns_dropped", 0))}
 
 
-register_rubric("longmemeval", LongMemEvalRubric())
 register(
     LongMemEvalDataset(
         id="longmemeval",
@@ -169,5 +168,6 @@ register(
         meta_fields=_meta,
         scorer=RECALL,
         max_tokens=128,
+        rubric=LongMemEvalRubric(),
     )
 )

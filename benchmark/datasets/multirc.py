@@ -89,8 +89,8 @@ register(
         none_option="None of the listed answers is correct",
         gold_field="_gold",
         gold_map="ids",
-        max_tokens=48,
-        metrics=(
+        output_tokens=48,
+        metric_specs=(
             MetricSpec("f1a", "micro_f1", "tp", "fp", "fn", primary=True),
             MetricSpec("exact_match", "mean", "em"),
             MetricSpec("f1m", "mean", "score"),

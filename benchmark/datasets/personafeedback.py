@@ -144,7 +144,7 @@ register(
         shuffle=True,
         measures=_measures,
         meta_fields=lambda row: {"swapped": True} if row.get("_swapped") else {},
-        metrics=(
+        metric_specs=(
             MetricSpec("accuracy", "mean", "orig", primary=True),
             MetricSpec("first_position_rate", "ratio", "first", "answered"),
         ),

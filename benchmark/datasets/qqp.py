@@ -28,7 +28,7 @@ register(
         gold_field="is_duplicate",
         gold_map={"1": 0, "0": 1},
         measures=class_f1_measures(0),
-        metrics=(
+        metric_specs=(
             MetricSpec("accuracy", "mean", "score", primary=True),
             MetricSpec("f1_duplicate", "label_f1", "tp", "fp", "fn"),
         ),

@@ -1,5 +1,6 @@
 """SafetyBench, category Unfairness and Bias: 300 Chinese test questions (see benchmark/datasets/_safetybench.py)."""
 
-from benchmark.datasets._safetybench import declare
+from benchmark.datasets._safetybench import safetybench
+from benchmark.registry import register
 
-declare("ub")
+register(safetybench("ub"))

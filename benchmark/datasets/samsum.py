@@ -18,10 +18,11 @@ case-sensitive, distinct n-grams) and calls the chat a "tech article"; the
 prompt here calls it a conversation and asks for SAMSum's style of summary.
 """
 
-from benchmark.datasets._summary import register_summary, source_meta
+from benchmark.datasets._summary import source_meta, summary
 from benchmark.loaders import Files
+from benchmark.registry import register
 
-register_summary(
+register(summary(
     id="samsum",
     language="en",
     files=(Files("reference", "basic_ability/NLG/samsum/test.csv", "csv"),),
@@ -32,4 +33,4 @@ register_summary(
     gold="summary",
     meta_fields=source_meta("dialogue"),
     max_tokens=128,
-)
+))

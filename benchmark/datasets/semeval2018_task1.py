@@ -61,7 +61,7 @@ register(
         derive=_labels,
         gold_field="labels",
         gold_map="ids",
-        metrics=(
+        metric_specs=(
             MetricSpec("jaccard_accuracy", "mean", "jac", primary=True),
             MetricSpec("micro_f1", "micro_f1", "tp", "fp", "fn"),
             MetricSpec("macro_f1", "macro_f1", "score"),

@@ -38,7 +38,7 @@ register(
         gold_field="Label",
         gold_map={"0": 0, "1": 1},
         measures=class_f1_measures(1),
-        metrics=(
+        metric_specs=(
             MetricSpec("f1_ironic", "label_f1", "tp", "fp", "fn", primary=True),
             MetricSpec("accuracy", "mean", "score"),
         ),

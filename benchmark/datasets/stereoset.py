@@ -102,7 +102,7 @@ register(
         gold_field="gold",
         shuffle=True,
         measures=_measures,
-        metrics=(
+        metric_specs=(
             MetricSpec("icat", "icat", "stereo", "anti", "answered", primary=True),
             MetricSpec("lms", "ratio", "meaningful", "answered"),
             MetricSpec("ss", "ratio", "stereo", "meaningful"),

@@ -10,14 +10,21 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchmark.dataset import Item, Message, MetricSpec, Scored, stable_hash
+from benchmark.dataset import (
+    DatasetBase,
+    Item,
+    Message,
+    MetricSpec,
+    Scored,
+    stable_hash,
+)
 from benchmark.registry import register
 
 _ANSWER = re.compile(r"Answer:\s*\(?([A-D])\)?\s*$")
 _TEMPLATE = "Question {n}: which option is right?\nA. alpha {n}\nB. beta {n}\nC. gamma {n}\nD. delta {n}\n[[gold:{gold}]]\nReply with `Answer: X`."
 
 
-class Synthetic:
+class Synthetic(DatasetBase):
     id = "synthetic"
     language = "en"
     scorer_version = "synthetic-1"

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmark.dataset import Item, MetricSpec, Scored, stable_hash
+from benchmark.dataset import DatasetBase, Item, MetricSpec, Scored, stable_hash
 from benchmark.extract import EXTRACT_VERSION
 from benchmark.loaders import Files, locate, read_rows
 from benchmark.mcq import ChoiceDataset
@@ -42,7 +42,7 @@ FILES = (
     Files("original", "v1/mc_task.json", "json"),
     Files("reference", "basic_ability/common_sense/TruthfulQA_V1_jsoncsv/qa/mc_task.json", "json"),
 )
-_COMMON = {"id": "truthfulqa", "language": "en", "files": FILES, "item_id": "", "body": "Question: {question}",
+_COMMON: dict[str, Any] = {"id": "truthfulqa", "language": "en", "files": FILES, "item_id": "", "body": "Question: {question}",
            "options_field": "choices", "gold_field": "gold", "shuffle": True}
 MC1 = ChoiceDataset(
     **_COMMON,
@@ -59,8 +59,9 @@ MC2 = ChoiceDataset(
 )
 
 
-class TruthfulQA:
+class TruthfulQA(DatasetBase):
     id = "truthfulqa"
+    files = FILES
     language = "en"
     samples = 1
     max_tokens = 64
@@ -78,7 +79,7 @@ class TruthfulQA:
         return self._prompt_hash
 
     def records(self, data_dir: Path) -> Iterator[tuple[str, Any]]:
-        where, _, paths = locate(FILES, Path(data_dir), self.id)
+        where, _, paths = locate(self.files, Path(data_dir), self.id)
         for path in paths:
             for n, row in read_rows(where, path):
                 try:
@@ -99,10 +100,10 @@ class TruthfulQA:
     def score(self, item: Item, response: str, *, finish_reason: str | None = None) -> Scored:
         if not item.id.startswith("mc2/"):
             s = MC1.score(item, response, finish_reason=finish_reason)
-            return Scored(prediction=s.prediction, score=s.score, measures={"mc1": s.score})
+            return Scored(prediction=s.prediction, score=s.score, measures={"mc1": s.score or 0.0})  # a choice scores 0 or 1
         s = MC2.score(item, response, finish_reason=finish_reason)
         share = selected_true_share(s.prediction, item.gold)
-        return Scored(prediction=s.prediction, score=share, measures={"mc2": share, "mc2_f1": s.score})
+        return Scored(prediction=s.prediction, score=share, measures={"mc2": share, "mc2_f1": s.score or 0.0})
 
 
 register(TruthfulQA())

@@ -27,8 +27,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from benchmark.datasets._summary import register_summary, source_meta
+from benchmark.datasets._summary import source_meta, summary
 from benchmark.loaders import Files, read_rows
+from benchmark.registry import register
 
 _JSONL = Files("original", "", "jsonl")
 
@@ -98,7 +99,7 @@ def _transcript(row: dict) -> dict:
     return {"_transcript": "\n".join(lines)}
 
 
-register_summary(
+register(summary(
     id="vcsum",
     language="zh",
     files=(
@@ -114,4 +115,4 @@ register_summary(
     gold="summary",
     meta_fields=source_meta("_transcript"),
     max_tokens=512,
-)
+))

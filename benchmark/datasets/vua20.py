@@ -48,7 +48,7 @@ register(
         gold_field="label",
         gold_map={"1": 0, "0": 1},
         measures=class_f1_measures(0),
-        metrics=(
+        metric_specs=(
             MetricSpec("f1_metaphor", "label_f1", "tp", "fp", "fn", primary=True),
             MetricSpec("accuracy", "mean", "score"),
         ),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from benchmark import registry
@@ -48,12 +46,3 @@ def assert_pool_and_declaration(dataset_id: str, recs: list, pool: int | None) -
     ds = registry.get(dataset_id)
     assert ds.prompt_hash() and ds.scorer_version
     assert sum(m.primary for m in ds.metrics) == 1
-
-
-def scores_per_second(ds, items: list, answers: list[str]) -> float:
-    """How many (item, answer) pairs `ds.score` gets through per second."""
-    work = [(i, a) for i in items for a in answers]
-    t = time.perf_counter()
-    for i, a in work:
-        ds.score(i, a)
-    return len(work) / (time.perf_counter() - t)

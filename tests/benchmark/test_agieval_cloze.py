@@ -6,14 +6,19 @@ data folder and skip when it lacks AGIEval.
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from benchmark import registry
 from benchmark.dataset import DataMissing, Item, Scored
-from benchmark.datasets import agieval as agieval_mod
 from benchmark.mathequiv import extract_answer, is_equiv, last_boxed, strip_string
 from benchmark.sampling import seeded_sample
-from tests.benchmark.realdata import DATA_DIR, IS_TEAM_COPY, assert_sample_deterministic, need
+from tests.benchmark.realdata import (
+    DATA_DIR,
+    IS_TEAM_COPY,
+    assert_sample_deterministic,
+    need,
+)
 from tests.benchmark.realdata import records as _cached_records
 from tests.store.helpers import sql_metric_values
 
@@ -163,11 +168,11 @@ def test_cloze_item_protocol():
 
 def test_stamps_cover_the_cloze_part():
     ds = registry.get("agieval")
-    assert ds.prompt_hash() != ds.choice.prompt_hash()
-    assert ds.scorer_version != ds.choice.scorer_version
-    other = agieval_mod.MathCloze({"en": "x", "zh": "y"}, ds.cloze.instruction, ds.cloze.max_tokens)
-    assert other.prompt_hash != ds.cloze.prompt_hash
-    again = agieval_mod.WithCloze(ds.choice, other, ds.metrics)
+    assert ds.prompt_hash() != ds.base.prompt_hash()
+    assert ds.scorer_version != ds.base.scorer_version
+    other = msgspec.structs.replace(ds.other, task={"en": "x", "zh": "y"})
+    assert other.prompt_hash() != ds.other.prompt_hash()
+    again = msgspec.structs.replace(ds, other=other)
     assert again.prompt_hash() != ds.prompt_hash() and again.scorer_version == ds.scorer_version
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import re
-import time
 
 import pytest
 
@@ -103,19 +102,6 @@ def test_gold_valid_and_scoring(dataset_id):
         assert unparsed.prediction is None and unparsed.score == 0.0
         wrong = next((c for c in codes if c not in golds), golds[0])  # all four right: a subset is wrong
         assert ds.score(item, f"Answer: {wrong}").score == 0.0
-
-
-@pytest.mark.parametrize("dataset_id", IDS)
-def test_score_is_cheap(dataset_id):
-    ds, items = _sample(dataset_id)
-    answers = ["Answer: B", "I think the answer is (A) because of the passage.", "答案：C", "no idea"]
-    n, start = 0, time.perf_counter()
-    for item in items:
-        for a in answers:
-            ds.score(item, a)
-            n += 1
-    rate = n / (time.perf_counter() - start)
-    assert rate > 3000, f"{dataset_id}: {rate:.0f} scores/s"
 
 
 def test_baselines_declared():
@@ -384,11 +370,11 @@ def test_folio_and_qqp_metrics_in_sql_match_sklearn():
             assert got["f1_duplicate"] == pytest.approx(f1_score(gold, pred, labels=["A"], average="macro"))
 
 
-def test_mixed_answer_count_wrapper_protocol():
+def test_agieval_split_protocol():
     ds = registry.get("agieval")
     assert ds.id == "agieval" and ds.language == "mixed" and ds.samples == 1
     assert [m.name for m in ds.metrics] == ["accuracy", "accuracy_en", "accuracy_zh", "accuracy_cloze"]
-    assert ds.prompt_hash() != ds.choice.prompt_hash() != ds.choice.single.prompt_hash()
+    assert ds.prompt_hash() != ds.base.prompt_hash() != ds.base.base.prompt_hash()
     s = ds.score(Item("x", (), "A", {"g": 0, "options": ["p", "q"], "lang": "en"}), "Answer: A")
     assert s == Scored("A", 1.0, {"en": 1.0})
     several = Item("y", (), ["A", "B"], {"g": [0, 1], "options": ["p", "q", "r"], "lang": "zh", "several": True})

@@ -6,7 +6,8 @@ seed), and on its fixture (tests/benchmark/fixtures/<id>) or the team's real dat
 the reason when absent): ids unique and stable, every item rendered with non-empty messages and
 a gold answer (so are its other samples, and its shortened form where the dataset can fit a
 token budget), the gold answer scoring the maximum, a wrong answer scoring lower, and the
-measure keys the scorer emits matching the keys its metrics read.
+measure keys the scorer emits matching the keys its metrics read. Last, every stamp and the
+hashes of its first rendered and scored items against the golden file (fixtures/stamps.json).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from typing import Any
 import pytest
 
 from benchmark import registry
-from benchmark.context import Fits, item_tokens
+from benchmark.context import item_tokens
 from benchmark.dataset import DataMissing, Dataset, Item, Scored
+from benchmark.loaders import Files
 from benchmark.sampling import seeded_sample
 from tests.conftest import ROOT
 
@@ -60,6 +62,11 @@ def test_declaration(dataset_id):
     assert isinstance(ds, Dataset)
     assert ds.language in ("en", "zh", "mixed")
     assert ds.samples >= 1
+    assert isinstance(ds.max_tokens, int) and ds.max_tokens > 0
+    assert all(isinstance(f, Files) for f in ds.files)
+    assert ds.rubric is None or isinstance(ds.rubric.version, str) and ds.rubric.version
+    for baseline in (ds.chance_baseline, ds.majority_baseline):
+        assert baseline is None or 0 <= baseline <= 1
     names = [m.name for m in ds.metrics]
     assert names and len(set(names)) == len(names)
     assert sum(m.primary for m in ds.metrics) == 1, "exactly one primary metric"
@@ -170,15 +177,15 @@ def test_render_and_score(dataset_id, data_root):
         assert item.id == item_id
         assert item.messages and all(m.content.strip() for m in item.messages)
         assert {m.role for m in item.messages} <= {"system", "user", "assistant"}
-        for s in range(1, getattr(ds, "samples_of", lambda _: ds.samples)(item_id)):
+        for s in range(1, ds.samples_of(item_id)):
             variant = ds.render_sample(item_id, raw, s)
             assert variant.id == item_id and variant.messages
         # Shortened for a context half its size: same item, same gold, and within the budget unless
         # the prompt without its source is already over it (then nothing of the source is kept).
         # Only long prompts, as in a sweep: a short source can cost less than the cut note.
-        if isinstance(ds, Fits) and item_tokens(item) > 200:
+        short = ds.fit(item_id, raw, item_tokens(item) // 2) if item_tokens(item) > 200 else None
+        if short is not None:
             budget = item_tokens(item) // 2
-            short = ds.fit(item_id, raw, budget)
             assert (short.id, short.gold) == (item.id, item.gold) and short.messages
             assert item_tokens(short) <= budget or short.meta.get("kept_chars") == 0, item_id
             assert item_tokens(short) < item_tokens(item)
@@ -202,3 +209,93 @@ def test_render_and_score(dataset_id, data_root):
     assert read <= emitted, f"metrics read keys no score emitted: {sorted(read - emitted)}"
     assert emitted - read <= INFORMATIONAL_KEYS.get(dataset_id, set()), \
         f"measures no metric reads: {sorted(emitted - read)}"
+
+
+# ------------------------------------------------------------------ golden stamps
+#
+# Every stamp a stored row carries (prompt hash, scorer version, the identity's derivation hash,
+# the output allowance that enters the run stamp, samples, the metrics recorded with the scorer
+# version), a hash of the first GOLDEN_ITEMS items rendered from the fixture or real data, and a
+# hash of the scores of the gold and the wrong answers, compared with tests/benchmark/fixtures/
+# stamps.json. A refactor of the dataset seam must leave this file untouched. When a change of a
+# prompt or scorer is intended (with its version bumped), regenerate it and commit the diff:
+#
+#     ENGINE_SHARED_DIR=/path/to/shared python -m tests.benchmark.test_conformance --regenerate
+
+GOLDEN = FIXTURES / "stamps.json"
+GOLDEN_ITEMS = 10
+
+
+def _digest(value: Any) -> str:
+    import hashlib
+
+    import msgspec
+
+    return hashlib.sha256(msgspec.json.encode(value, order="sorted")).hexdigest()[:16]
+
+
+def _golden_stamps(ds: Any) -> dict[str, Any]:
+    from engine.identity import derivation
+
+    return {"prompt_hash": ds.prompt_hash(), "scorer_version": ds.scorer_version, "derivation": derivation(ds),
+            "max_tokens": ds.max_tokens, "samples": ds.samples, "metrics": _digest(ds.metrics)}
+
+
+def _golden_data(ds: Any, root: Path) -> dict[str, str] | None:
+    """Hashes of the first items as rendered (with their other samples and shortened forms) and scored."""
+    try:
+        records = list(itertools.islice(ds.records(root), GOLDEN_ITEMS))
+    except DataMissing:
+        return None
+    rendered, scored = [], []
+    for item_id, raw in records:
+        item = ds.render(item_id, raw)
+        rendered.append(item)
+        for s in range(1, ds.samples_of(item_id)):
+            rendered.append(ds.render_sample(item_id, raw, s))
+        if item_tokens(item) > 200 and (short := ds.fit(item_id, raw, item_tokens(item) // 2)) is not None:
+            rendered.append(short)
+        responses = [_gold_response(item), *_wrong_responses(item), ""] if item.gold is not None else [""]
+        scored += [ds.score(item, r) for r in responses]
+    return {"items": _digest(rendered), "scores": _digest(scored)}
+
+
+def _golden_root(dataset_id: str) -> Path:
+    from tests.conftest import DATA_DIR
+
+    return FIXTURES if (FIXTURES / dataset_id).is_dir() else DATA_DIR
+
+
+def _golden_entry(dataset_id: str) -> dict[str, Any]:
+    ds = registry.get(dataset_id)
+    return {**_golden_stamps(ds), "data": _golden_data(ds, _golden_root(dataset_id))}
+
+
+@pytest.fixture(scope="module")
+def golden() -> dict[str, Any]:
+    return json.loads(GOLDEN.read_text())
+
+
+def test_golden_names_only_datasets(golden):
+    """A dataset removed is removed from the golden file too (regenerate it)."""
+    assert set(golden) <= set(IDS), sorted(set(golden) - set(IDS))
+
+
+@pytest.mark.parametrize("dataset_id", IDS)
+def test_stamps_match_golden(dataset_id, golden):
+    ds = registry.get(dataset_id)
+    if dataset_id not in golden:
+        pytest.skip(f"{dataset_id} is not pinned in {GOLDEN.name}: regenerate it (see above) to pin its stamps")
+    want = golden[dataset_id]
+    assert _golden_stamps(ds) == {k: v for k, v in want.items() if k != "data"}
+    got = _golden_data(ds, _golden_root(dataset_id))
+    if got is None or want["data"] is None:
+        pytest.skip(f"no data for {dataset_id} here or when the golden file was made: stamps compared only")
+    assert got == want["data"]
+
+
+if __name__ == "__main__":  # --regenerate: rewrite the golden file from the current code
+    if sys.argv[1:] != ["--regenerate"]:
+        sys.exit("usage: python -m tests.benchmark.test_conformance --regenerate")
+    GOLDEN.write_text(json.dumps({i: _golden_entry(i) for i in IDS}, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {GOLDEN} ({len(IDS)} datasets)")

@@ -17,7 +17,12 @@ from sklearn.metrics import f1_score
 from benchmark import registry
 from benchmark.dataset import AnswerSpace, DataMissing, Dataset, MetricSpec, Scored
 from benchmark.loaders import Files, locate, read_rows
-from benchmark.mcq import ChoiceDataset, class_f1_measures, per_class_f1, seeded_permutation
+from benchmark.mcq import (
+    ChoiceDataset,
+    class_f1_measures,
+    per_class_f1,
+    seeded_permutation,
+)
 from benchmark.sampling import seeded_sample
 
 
@@ -135,7 +140,7 @@ def test_shuffle_is_seeded_recorded_and_balances_a_skewed_gold(tmp_path):
 def test_prompt_hash_and_scorer_version_follow_the_declaration(tmp_path):
     base = _toy(tmp_path)
     assert base.prompt_hash() == _toy(tmp_path).prompt_hash()
-    for change in (dict(task="Other."), dict(body="Q: {question}"), dict(shuffle=True), dict(max_tokens=5),
+    for change in (dict(task="Other."), dict(body="Q: {question}"), dict(shuffle=True), dict(output_tokens=5),
                    dict(option_fields=("o2", "o1", "o3")), dict(revision=2)):
         assert _toy(tmp_path, **change).prompt_hash() != base.prompt_hash(), change
     assert _toy(tmp_path, gold_map={"A": 1}).scorer_version != base.scorer_version
@@ -365,7 +370,7 @@ def test_class_f1_measures_follow_the_permutation():
 def test_existing_declarations_keep_their_stamps():
     # The optional declaration fields enter the stamps only when set.
     sst2 = registry.get("sst2")
-    assert sst2._instructions is None and sst2._fixed_shown == ("Positive", "Negative")
+    assert sst2.derived.instructions is None and sst2.derived.fixed_shown == ("Positive", "Negative")
     ds = ChoiceDataset(id="t", language="en", files=(), item_id="x", task="T", body="B", labels=("a", "b"),
                        gold_field="g")
     assert ds.prompt_hash() == ChoiceDataset(id="t2", language="en", files=(), item_id="y", task="T", body="B",

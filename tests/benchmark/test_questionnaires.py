@@ -14,7 +14,7 @@ from benchmark import registry
 from benchmark.datasets import eq60 as eq60_mod
 from benchmark.extract import codes_for
 from benchmark.sampling import seeded_sample
-from tests.benchmark.realdata import assert_pool_and_declaration, scores_per_second
+from tests.benchmark.realdata import assert_pool_and_declaration
 from tests.benchmark.realdata import records as _records
 from tests.store.helpers import sql_metric_values
 
@@ -96,9 +96,3 @@ def test_questionnaire_score_in_sql_leaves_out_unparsed_and_fillers():
     kept = [s.score for s in scored if s.score is not None]
     assert len(kept) < 40 and got["score"] == pytest.approx(sum(kept) / len(kept))
     assert got["answered_rate"] == pytest.approx(sum(s.prediction is not None for s in scored) / 60)
-
-
-def test_score_is_cheap():
-    ds, items = _items("eq60")
-    rate = scores_per_second(ds, items, ["Answer: B", "答案：A", "I think it is B.", "B", "no idea"])
-    assert rate > 3000, f"eq60: {rate:.0f} items/s"

@@ -18,7 +18,7 @@ from benchmark.extract import codes_for
 from benchmark.metrics import f1_from_counts, selected_true_share
 from benchmark.sampling import seeded_sample
 from tests.benchmark import kind_reference as K
-from tests.benchmark.realdata import DATA_DIR, assert_pool_and_declaration, need, scores_per_second
+from tests.benchmark.realdata import DATA_DIR, assert_pool_and_declaration, need
 from tests.store.helpers import sql_metric_values
 
 SAFETY = [f"safetybench_{c}" for c in CATEGORIES]
@@ -245,12 +245,6 @@ def test_truthfulqa_metrics_in_sql_match_python():
           if i.id.startswith("mc2/")]
     assert got["mc2_f1"] == pytest.approx(sum(f1) / len(f1))
 
-
-@pytest.mark.parametrize("dataset_id", ["stereoset", "safetybench_mh", "truthfulqa"])
-def test_score_is_cheap(dataset_id):
-    ds, items = _items(dataset_id)
-    rate = scores_per_second(ds, items, ["Answer: B", "答案：A", "I think it is B.", "B", "no idea"])
-    assert rate > 3000, f"{dataset_id}: {rate:.0f} items/s"
 
 
 def test_bbq_reference_copy_used_when_originals_absent(tmp_path):

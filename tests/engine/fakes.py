@@ -1,9 +1,9 @@
 """A minimal in-memory dataset for planning tests: no files, every answer right."""
 
-from benchmark.dataset import Item, Message, MetricSpec, Scored
+from benchmark.dataset import DatasetBase, Item, Message, MetricSpec, Scored
 
 
-class FakeDataset:
+class FakeDataset(DatasetBase):
     id = "fake"
     language = "en"
     scorer_version = "1"

@@ -7,14 +7,14 @@ import json
 import duckdb
 from msgspec.structs import replace
 
-from benchmark.dataset import Item, Message, MetricSpec, Scored
+from benchmark.dataset import DatasetBase, Item, Message, MetricSpec, Scored
 from engine.rescore import Tally, rescore_dataset
 from store.db import connect
 from store.writer import insert_rows
 from tests.store.helpers import row
 
 
-class LetterDataset:
+class LetterDataset(DatasetBase):
     """Reads "Answer: X" or a bare letter; a response cut off at the length limit is unanswered (what the
     extractor's rules do with finish_reason 'length')."""
 
