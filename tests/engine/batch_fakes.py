@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from benchmark.dataset import Item, Message, MetricSpec, Scored
+from benchmark.dataset import DatasetBase, Item, Message, MetricSpec, Scored
 from engine.plan import PlannedDataset
 from providers.base import ChatResult
 from providers.batch import (
@@ -28,7 +28,7 @@ from providers.batch import (
 from providers.errors import ErrorClass, ProviderError
 
 
-class EchoDataset:
+class EchoDataset(DatasetBase):
     """Item i asks 'q<i>'; the right answer is 'a<i>'."""
 
     language = "en"
