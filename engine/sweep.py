@@ -209,8 +209,8 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     # The `runs` row is inserted just before the run loop, which ends it: a failure earlier leaves none.
     record = StoredRun(con, run_id, command=str(opts.models_path), engine_version=ENGINE_VERSION, suite=suite_name,
                        suite_version=suite_version)
-    context = functools.partial(RunContext, con, run_id=run_id, progress=progress, limits=limits, breakers=breakers,
-                         budget=budget, quiet=opts.quiet)
+    context = functools.partial(RunContext, con, run_id=run_id, progress=progress, limits=limits,
+                                breakers=breakers, budget=budget, quiet=opts.quiet)
     t0 = time.perf_counter()
     result = execute(lambda ctx: _run(ctx, lanes), context, record=record)
     result.run_s = time.perf_counter() - t0

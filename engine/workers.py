@@ -22,6 +22,7 @@ from collections.abc import (
     Callable,
     Coroutine,
     Iterable,
+    Iterator,
     Sequence,
 )
 from typing import Any, Literal, TypeVar
@@ -53,23 +54,25 @@ async def run_workers(work: Iterable[T] | AsyncIterable[T], *, width: int, handl
     """
     draining = [False]  # one flag for the pool: a drain is the lane's state, not a worker's
 
-    async def from_iterator(items: Iterable[T]) -> None:
+    async def step(w: T) -> bool:
+        """One piece of work; False: this worker ends."""
+        if draining[0]:
+            return True
+        if await handle(w) is STOP:
+            if on_stop == "end":
+                return False
+            draining[0] = True
+        return True
+
+    async def from_iterator(items: Iterator[T]) -> None:
         for w in items:
-            if draining[0]:
-                continue
-            if await handle(w) is STOP:
-                if on_stop == "end":
-                    return
-                draining[0] = True
+            if not await step(w):
+                return
 
     async def from_stream(items: AsyncIterable[T]) -> None:
         async for w in items:
-            if draining[0]:
-                continue
-            if await handle(w) is STOP:
-                if on_stop == "end":
-                    return
-                draining[0] = True
+            if not await step(w):
+                return
 
     async with anyio.create_task_group() as tg:
         for feed in feeders:
