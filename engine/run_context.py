@@ -41,6 +41,12 @@ class RowSink(Protocol):
     async def put(self, row: Any) -> None: ...
 
 
+class Lane(Protocol):
+    """A lane of a run (engine/scheduler.py:ModelLane; a batch lane): all it shares comes from `ctx`."""
+
+    async def run(self, ctx: RunContext) -> None: ...
+
+
 class RunRecord(Protocol):
     """The stored row(s) saying a run is running, and how it ended."""
 

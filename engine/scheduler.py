@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import traceback
+from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
 
 from engine.generation import ProviderSet
 from engine.plan import Work
-from engine.run_context import RunContext
+from engine.run_context import Budget, RunContext
 from engine.workers import STOP, run_workers
 from providers.base import Provider
 from providers.errors import ProviderError, Unreachable
 from providers.http import DEFAULT_MAX_OUTPUT
 from store.writer import ResultRow
+
+__all__ = ["Budget", "ModelLane", "Stamps", "estimate_cost", "evaluate"]  # Budget: the run's, re-exported for lanes
 
 
 class Stamps:

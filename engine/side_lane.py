@@ -15,7 +15,8 @@ A subclass says which answers it wants (`job`), reads its backlog
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import anyio
 import duckdb

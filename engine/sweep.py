@@ -25,7 +25,7 @@ from engine.judge import JudgeLane, JudgePlan, plan_judging
 from engine.local_server import serve_local_models
 from engine.plan import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
 from engine.progress import Progress, log
-from engine.run_context import Budget, RunContext, StoredRun, execute
+from engine.run_context import Budget, Lane, RunContext, StoredRun, execute
 from engine.scheduler import ModelLane, Stamps
 from engine.side_lane import SideLane, Tee
 from providers.breaker import Breaker
@@ -370,8 +370,8 @@ async def _run(ctx: RunContext, run: SweepLanes) -> SweepResult:
                 work = lane(planned, functools.partial(run.done_count, m.name),
                             functools.partial(run.done_keys, m.name),
                             prompt_budgets(m, [p.dataset for p in planned]))
-                model_lane = ModelLane(m.name, provider=providers[m.name], work=work,
-                                       concurrency=m.concurrency, stamps=run.stamps[m.name])
+                model_lane: Lane = ModelLane(m.name, provider=providers[m.name], work=work,
+                                             concurrency=m.concurrency, stamps=run.stamps[m.name])
                 models.start_soon(model_lane.run, ctx)
         for side in sides:
             await side.answers_done()
