@@ -42,10 +42,10 @@ from engine.config import ModelConfig, ModelsFile, base_url, load_models
 from engine.errors import UserError
 from engine.progress import Progress, log
 from engine.run_context import RunContext, execute
+from engine.sweep import build_limits
 from engine.workers import run_workers
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError
-from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
 from store import compactbench as cbstore
 from store.db import connect
@@ -101,7 +101,7 @@ class ModelPool:
 
     def __init__(self, cfg: ModelsFile):
         self.models = {m.name: m for m in cfg.models}
-        self.limits = _build_limits(cfg)
+        self.limits = build_limits(cfg)  # the sweep's: a model is limited the same way in both benchmarks
         self.slots = {m.name: anyio.Semaphore(m.concurrency) for m in cfg.models}
         self._providers: dict[tuple[str, bool], Provider] = {}
 
@@ -126,16 +126,6 @@ class ModelPool:
     async def aclose(self) -> None:
         for p in self._providers.values():
             await p.aclose()
-
-
-def _build_limits(cfg: ModelsFile) -> dict[str, Limits]:
-    try:  # the sweep's, so that a model is limited the same way in both benchmarks
-        from engine.sweep import build_limits
-    except ImportError:
-        accounts = {n: RateLimit(a.rpm, a.tpm) for n, a in cfg.accounts.items()}
-        return {m.name: Limits(RateLimit(m.rpm, m.tpm), accounts.get(m.account) if m.account else None)
-                for m in cfg.models}
-    return build_limits(cfg)
 
 
 def generation(m: ModelConfig) -> dict[str, Any]:
