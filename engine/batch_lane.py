@@ -34,7 +34,8 @@ from engine.config import ModelConfig
 from engine.generation import ProviderSet
 from engine.plan import PlannedDataset, Work
 from engine.progress import Progress, log
-from engine.scheduler import Budget, Stamps, build_row, estimate_cost, run_lane
+from engine.run_context import RunContext
+from engine.scheduler import Budget, ModelLane, Stamps, build_row, estimate_cost
 from providers.batch import FAILED, TERMINAL, BatchAPI, BatchRequest, BatchStatus
 from providers.errors import ErrorClass, ProviderError, Unreachable
 from store import batches as store
@@ -309,8 +310,8 @@ class BatchLane:
     async def _ask_sync(self, works: list[Work]) -> None:
         """batch_retry = "sync": the requests batches did not answer, asked by ordinary calls (full price)."""
         self.sync_asked += len(works)
-        await run_lane(self.model.name, self.providers, iter(works), self.model.concurrency, self.answers,  # type: ignore[arg-type]
-                       self.sync_stamps, self.progress, self.budget)
+        await ModelLane(self.model.name, provider=self.providers, work=iter(works), concurrency=self.model.concurrency,
+                        stamps=self.sync_stamps).drive(self.answers, self.progress, self.budget)
 
     def _show(self) -> None:
         states = [s for s in self.states.values()]
@@ -334,5 +335,13 @@ def batch_lane_for(m: ModelConfig, providers: ProviderSet, planned: list[Planned
     return BatchLane(m, api, providers, work, answers, stamps, progress, con.cursor(), budget=budget)
 
 
-async def run_batch_lane(lane: BatchLane) -> None:
-    await lane.run()
+class SweepBatchLane:
+    """A batched model's lane in a sweep: the Lane protocol (engine/run_context.py) around BatchLane."""
+
+    def __init__(self, m: ModelConfig, *, providers: ProviderSet, planned: list[PlannedDataset],
+                 work: Iterable[Work], stamps: Stamps):
+        self.m, self.providers, self.planned, self.work, self.stamps = m, providers, planned, work, stamps
+
+    async def run(self, ctx: RunContext) -> None:
+        await batch_lane_for(self.m, self.providers, self.planned, self.work, ctx.answers, self.stamps,  # type: ignore[arg-type]
+                             ctx.progress, ctx.con, ctx.budget).run()

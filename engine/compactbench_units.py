@@ -125,7 +125,7 @@ class UnitRunner:
             self.on_items(u.model, left, False)
 
     def _step(self, u: Unit, cycle: int, step: str, started: datetime, **kw: Any) -> StepRow:
-        base = dict(status="ok", error_class=None, error=None, attempts=0, output=None, source_tokens=None,
+        base: dict[str, Any] = dict(status="ok", error_class=None, error=None, attempts=0, output=None, source_tokens=None,
                     artifact_tokens=None, calls=0, latency_ms=None, input_tokens=None, output_tokens=None,
                     model_version=None)
         base.update(kw)
@@ -195,7 +195,7 @@ class UnitRunner:
 
     async def _item(self, u: Unit, cycle: int, item: EvaluationItem, context: str) -> None:
         started = _now()
-        base = dict(mode=self.mode.name, model=u.model, compactor=u.compactor, case_id=u.planned.id, cycle=cycle,
+        base: dict[str, Any] = dict(mode=self.mode.name, model=u.model, compactor=u.compactor, case_id=u.planned.id, cycle=cycle,
                     item_key=item.key, item_type=item.item_type, stamp=u.stamp, scorer_version=SCORER_VERSION,
                     started_at=started)
         try:
@@ -209,7 +209,7 @@ class UnitRunner:
             self.on_items(u.model, 1, False)
             return
         text = res.text.strip()
-        call = dict(attempts=res.attempts, response=text, latency_ms=res.latency_ms, input_tokens=res.input_tokens,
+        call: dict[str, Any] = dict(attempts=res.attempts, response=text, latency_ms=res.latency_ms, input_tokens=res.input_tokens,
                     output_tokens=res.output_tokens, model_version=res.model_version)
         try:
             s = score_item(item, text, u.planned.case.ground_truth, self.mode)

@@ -161,7 +161,7 @@ class JudgeLane(SideLane):
             except ProviderError as e:
                 return _row(base, "error", Verdict("error", reason=str(e)[:1000]), error_class=e.klass.value,
                             attempts=e.attempts)
-            call = dict(raw=res.text, attempts=res.attempts, latency_ms=res.latency_ms,
+            call: dict[str, Any] = dict(raw=res.text, attempts=res.attempts, latency_ms=res.latency_ms,
                         input_tokens=res.input_tokens, output_tokens=res.output_tokens,
                         judge_version=res.model_version, prompt_truncated=prompt.truncated)
             if res.blocked:

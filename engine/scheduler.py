@@ -1,20 +1,23 @@
-"""Per-model lanes: a bounded pool of workers pulls work lazily from the model's stream."""
+"""Per-model lanes: a bounded pool of workers (engine/workers.py) pulls work lazily from the model's stream."""
 
 from __future__ import annotations
 
 import traceback
+from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import Any, Iterator
-
-import anyio
+from typing import Any
 
 from engine.generation import ProviderSet
 from engine.plan import Work
 from engine.progress import Progress
+from engine.run_context import Budget, RowSink, RunContext
+from engine.workers import STOP, run_workers
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
 from providers.http import DEFAULT_MAX_OUTPUT
-from store.writer import ResultRow, Writer
+from store.writer import ResultRow
+
+__all__ = ["Budget", "ModelLane", "Stamps", "estimate_cost", "evaluate"]  # Budget: the run's, re-exported for lanes
 
 
 class Stamps:
@@ -30,34 +33,6 @@ class Stamps:
         self.identity = identity or {}  # per dataset: hash of what answers (engine/identity.py)
 
 
-class Budget:
-    """A spending cap over the whole sweep (all lanes share one; single event loop, no lock).
-
-    Before an item is dispatched its cost is reserved at an upper bound (the
-    prompt's estimated tokens, and max_tokens of output); when it returns the
-    reservation is replaced by the cost the API's usage implies. Dispatching
-    stops for good once the next item could take the spend past the cap, so
-    the cap is not crossed unless a model answers longer than max_tokens.
-    """
-
-    def __init__(self, limit_usd: float):
-        self.limit = limit_usd
-        self.spent = 0.0
-        self.reserved = 0.0
-        self.stopped = False
-
-    def reserve(self, est: float) -> bool:
-        if self.stopped or self.spent + self.reserved + est > self.limit:
-            self.stopped = True
-            return False
-        self.reserved += est
-        return True
-
-    def settle(self, est: float, actual: float | None) -> None:
-        self.reserved -= est
-        self.spent += actual or 0.0
-
-
 def estimate_cost(w: Work, stamps: Stamps) -> float:
     """Upper-bound cost of one item: prompt bytes / 3 tokens in, max_tokens out."""
     if stamps.price is None:
@@ -66,16 +41,29 @@ def estimate_cost(w: Work, stamps: Stamps) -> float:
     return stamps.price.cost(est_in, stamps.max_output) or 0.0
 
 
-async def run_lane(model: str, provider: Provider, work: Iterator[Work], concurrency: int,
-                   writer: Writer, stamps: Stamps, progress: Progress, budget: Budget | None = None) -> None:
-    async def worker() -> None:
-        # Workers share one generator; it never awaits, so `next` cannot interleave.
-        for w in work:
+class ModelLane:
+    """One evaluated model's lane: its items, `concurrency` at a time, into the run's `answers`.
+
+    Takes the RunContext as its one input (engine/run_context.py), as any lane does.
+    """
+
+    def __init__(self, model: str, *, provider: Provider | ProviderSet, work: Iterator[Work], concurrency: int, stamps: Stamps):
+        self.model, self.provider, self.work = model, provider, work
+        self.concurrency, self.stamps = concurrency, stamps
+
+    async def run(self, ctx: RunContext) -> None:
+        await self.drive(ctx.answers, ctx.progress, ctx.budget)
+
+    async def drive(self, answers: RowSink, progress: Progress, budget: Budget | None) -> None:
+        """The lane on explicit parts (a batch lane asks its leftovers this way, inside its own run)."""
+        model, provider, stamps = self.model, self.provider, self.stamps
+
+        async def one(w: Work) -> object:
             est = 0.0
             if budget is not None:
                 est = estimate_cost(w, stamps)
                 if not budget.reserve(est):
-                    return  # the item stays pending: a later run asks it
+                    return STOP  # the item stays pending: a later run asks it
             try:
                 row = await evaluate(model, provider, w, stamps)
             except Unreachable:
@@ -83,18 +71,17 @@ async def run_lane(model: str, provider: Provider, work: Iterator[Work], concurr
                 # so the same command asks exactly them once the endpoint answers.
                 if budget is not None:
                     budget.settle(est, None)
-                return
+                return STOP
             if budget is not None:
                 budget.settle(est, row.cost_usd)
-            await writer.put(row)
+            await answers.put(row)
             progress.advance(model, ok=row.status == "ok")
+            return None
 
-    async with anyio.create_task_group() as tg:
-        for _ in range(concurrency):
-            tg.start_soon(worker)
+        await run_workers(self.work, width=self.concurrency, handle=one)
 
 
-async def evaluate(model: str, provider: Provider, w: Work, stamps: Stamps) -> ResultRow:
+async def evaluate(model: str, provider: Provider | ProviderSet, w: Work, stamps: Stamps) -> ResultRow:
     started = datetime.now(timezone.utc)
     try:
         # A model's datasets may differ in generation settings (engine/generation.py).
@@ -109,7 +96,7 @@ def build_row(model: str, w: Work, stamps: Stamps, started: datetime, outcome: C
     """The row of one answer (scored) or one error: the same for a call and a batch request."""
     ds = w.planned.dataset
     item = w.item
-    base = dict(model=model, dataset=ds.id, item_id=item.id, sample=w.sample, gold=item.gold,
+    base: dict[str, Any] = dict(model=model, dataset=ds.id, item_id=item.id, sample=w.sample, gold=item.gold,
                 prompt_hash=stamps.prompt_hash[ds.id], suite_version=stamps.suite_version,
                 scorer_version=ds.scorer_version, started_at=started, run_id=stamps.run_id,
                 identity=stamps.identity.get(ds.id))
@@ -121,7 +108,7 @@ def build_row(model: str, w: Work, stamps: Stamps, started: datetime, outcome: C
                          finished_at=datetime.now(timezone.utc))
     res = outcome
     price = stamps.price
-    call = dict(attempts=res.attempts, response=res.text, latency_ms=res.latency_ms,
+    call: dict[str, Any] = dict(attempts=res.attempts, response=res.text, latency_ms=res.latency_ms,
                 input_tokens=res.input_tokens, output_tokens=res.output_tokens,
                 model_version=res.model_version, finish_reason=res.finish_reason, blocked=res.blocked,
                 cost_usd=price.cost(res.input_tokens, res.output_tokens) if price is not None else None)

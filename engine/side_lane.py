@@ -1,4 +1,4 @@
-"""A side lane: a bounded pool of workers asking a helper model (the judge, the extractor) about answers.
+"""A side lane: a bounded pool of workers (engine/workers.py) asking a helper model (the judge, the extractor) about answers.
 
 Fed lazily from two places: the answers model lanes produce in this run (a
 bounded channel: a lane waits when the helper is behind) and, from the start,
@@ -15,12 +15,14 @@ A subclass says which answers it wants (`job`), reads its backlog
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import anyio
 import duckdb
 
 from engine.progress import Progress
+from engine.workers import STOP, run_workers
 from providers.errors import Unreachable
 from store.writer import ResultRow, Writer
 
@@ -73,35 +75,36 @@ class SideLane:
         await self.live.aclose()
 
     async def run(self) -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._feed_backlog, self._backlog)
-            for _ in range(self._concurrency):
-                tg.start_soon(self._worker)
+        await run_workers(self._jobs, width=self._concurrency, handle=self._one, on_stop="drain",
+                          feeders=[lambda: self._feed_backlog(self._backlog)])
 
     async def _feed_backlog(self, send: Any) -> None:
         after: tuple = ("", "", "", -1)
         async with send:
             while True:
                 # In a thread: a page query must not stall the lanes' event loop.
-                rows = await anyio.to_thread.run_sync(lambda a=after: self.backlog_page(self._read, a, PAGE))
+                rows = await anyio.to_thread.run_sync(self._page, after)
                 for job in rows:
                     await send.send(job)
                 if len(rows) < PAGE:
                     return
                 after = tuple(rows[-1][:4])
 
-    async def _worker(self) -> None:
-        async for job in self._jobs:
-            if self.unreachable:
-                continue  # keep draining, so model lanes never wait on a dead helper
-            try:
-                row = await self.handle(job)
-            except Unreachable:
-                self.unreachable = True
-                continue
-            self.statuses[row.status] += 1
-            await self.writer.put(row)
-            self._progress.advance(self.label, ok=row.status != "error")
+    def _page(self, after: tuple) -> list[tuple]:
+        return self.backlog_page(self._read, after, PAGE)
+
+    async def _one(self, job: tuple) -> object:
+        try:
+            row = await self.handle(job)
+        except Unreachable:
+            # The helper's endpoint was given up: the lane keeps draining (STOP, on_stop="drain"),
+            # so model lanes never wait on a dead helper; the answers are asked on the next run.
+            self.unreachable = True
+            return STOP
+        self.statuses[row.status] += 1
+        await self.writer.put(row)
+        self._progress.advance(self.label, ok=row.status != "error")
+        return None
 
     async def aclose(self) -> None:
         """Flush the rows (called shielded, after an interrupt too) and close connections."""

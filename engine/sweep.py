@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 import uuid
 from datetime import datetime, timezone
@@ -14,21 +15,20 @@ import duckdb
 import msgspec
 
 from benchmark.suite import load_suite
-from engine import runloop
 from engine.baselines import declared_baselines
-from engine.batch_lane import batch_lane_for, run_batch_lane
+from engine.batch_lane import SweepBatchLane
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
 from engine.endpoints import build_breakers, unreachable_models
 from engine.errors import UserError
 from engine.extractor_lane import ExtractorLane, ExtractorPlan, plan_extraction
 from engine.generation import ProviderSet, prompt_budgets, request_stamp
 from engine.identity import check_identities, public_url
-from engine.interrupt import Interrupt
 from engine.judge import JudgeLane, JudgePlan, plan_judging
 from engine.local_server import serve_local_models
 from engine.plan import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
 from engine.progress import Progress, log
-from engine.scheduler import Budget, Stamps, run_lane
+from engine.run_context import Budget, Lane, RunContext, StoredRun, execute
+from engine.scheduler import ModelLane, Stamps
 from engine.side_lane import SideLane, Tee
 from providers.breaker import Breaker
 from providers.concurrency import AdaptiveLimit
@@ -38,7 +38,6 @@ from store import extractions, resume, runs, snapshot
 from store.bootstrap import compute_intervals
 from store.db import connect, transaction, write_failure
 from store.suite_tables import load_suite_tables
-from store.writer import Writer
 
 ENGINE_VERSION = "0.1.0"
 
@@ -89,6 +88,7 @@ def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> Plan:
         raise UserError(f"{opts.models_path}: [sweep] datasets is empty: name at least one dataset id "
                         "(leave the key out for the whole suite)")
     opts = with_file_defaults(opts, cfg.sweep)
+    assert opts.suite is not None and opts.data_dir is not None  # with_file_defaults fills them
     suite = load_suite(opts.suite)
     datasets, skipped = resolve_datasets(opts.datasets, suite.datasets)
     if skipped:
@@ -110,7 +110,7 @@ def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> Plan:
 
 def with_file_defaults(opts: SweepOptions, file: SweepDefaults) -> SweepOptions:
     """Command-line flag, else the models file's [sweep] value, else the built-in default."""
-    def pick(flag, value, default):
+    def pick(flag: Any, value: Any, default: Any) -> Any:
         return flag if flag is not None else value if value is not None else default
 
     return msgspec.structs.replace(
@@ -144,12 +144,14 @@ def sweep(opts: SweepOptions) -> SweepResult:
         if unpriced:
             log(f"warning: --budget counts priced models only; no price for: {', '.join(unpriced)}")
     cfg = msgspec.structs.replace(plan.cfg, models=runnable)
+    assert opts.db is not None  # with_file_defaults fills it
     con = connect(opts.db)
     try:
         runs.close_stale_runs(con)  # we hold the write lock: a `running` row is a killed sweep's
         load_suite_tables(con, plan.suite)
         with serve_local_models(cfg, quiet=opts.quiet) as cfg:
-            result = _sweep_with_store(opts, cfg, plan.suite.name, plan.suite.version, plan.planned, con)
+            result = _sweep_with_store(con, opts=opts, cfg=cfg, suite_name=plan.suite.name,
+                                       suite_version=plan.suite.version, planned=plan.planned)
     except (duckdb.Error, OSError, BaseExceptionGroup) as e:
         failure = write_failure(e, opts.db)
         if failure is None:
@@ -165,8 +167,8 @@ def sweep(opts: SweepOptions) -> SweepResult:
     return result
 
 
-def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suite_version: str,
-                      planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection) -> SweepResult:
+def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: ModelsFile, suite_name: str,
+                      suite_version: str, planned: list[PlannedDataset]) -> SweepResult:
     names = [m.name for m in cfg.models]
     run_id = uuid.uuid4().hex[:12]
     if opts.fresh:
@@ -201,28 +203,20 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
     breakers = build_breakers([*cfg.models, *([judging.judge] if judging else [])], quiet=opts.quiet)
+    assert opts.db is not None  # with_file_defaults set it
     snaps = snapshot.Snapshots(opts.db)
-    # Inserted here, just before the try that ends it: a failure earlier leaves no `running` row.
-    runs.start_run(con, run_id, command=str(opts.models_path), engine_version=ENGINE_VERSION, suite=suite_name,
-                   suite_version=suite_version)
+    lanes = SweepLanes(opts=opts, cfg=cfg, planned=planned, stamps=stamps, counts=counts, partial=partial,
+                      judging=judging, extracting=extracting, snaps=snaps)
+    # The `runs` row is inserted just before the run loop, which ends it: a failure earlier leaves none.
+    record = StoredRun(con, run_id, command=str(opts.models_path), engine_version=ENGINE_VERSION, suite=suite_name,
+                       suite_version=suite_version)
+    context = functools.partial(RunContext, con, run_id=run_id, progress=progress, limits=limits,
+                                breakers=breakers, budget=budget, quiet=opts.quiet)
     t0 = time.perf_counter()
-    try:
-        result = runloop.run(_run, opts, cfg, planned, con, stamps, counts, partial, progress, budget, limits, judging,
-                             snaps, breakers, extracting)
-    except BaseException as e:
-        # Never left `running`: a signal is an interruption, anything else a failure.
-        failed = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
-        with contextlib.suppress(duckdb.Error, OSError):
-            runs.end_run(con, run_id, failed)
-        raise
-    if extracting is not None:  # readings of answers stored after their reading's batch (two writers)
-        extractions.apply_readings(con)
+    result = execute(lambda ctx: _run(ctx, lanes), context, record=record)
     result.run_s = time.perf_counter() - t0
     gone = unreachable_models(breakers)
     result.unreachable = list(gone)
-    outcome = ("interrupted" if result.interrupted else "budget" if budget and budget.stopped
-               else "unreachable" if gone else "complete")
-    runs.end_run(con, run_id, outcome)
     try:  # the bounds belong beside the scores, for readers who open the file read-only
         if not result.interrupted:
             compute_intervals(con)
@@ -245,11 +239,11 @@ def _sweep_with_store(opts: SweepOptions, cfg: ModelsFile, suite_name: str, suit
     if budget is not None:
         result.spent_usd = budget.spent
         result.budget_reached = budget.stopped
-        left = sum(c.total - c.done for c in progress.counters.values())
+        not_asked = sum(c.total - c.done for c in progress.counters.values())
         if budget.stopped:
             # Said even with --quiet: the sweep did not finish, and this is why.
             log(f"budget reached: ${budget.spent:.4f} spent of ${opts.budget_usd:g}; stopped dispatching, "
-                f"{left} item(s) not asked (run again with a larger --budget to continue)")
+                f"{not_asked} item(s) not asked (run again with a larger --budget to continue)")
         else:
             log(f"budget: ${budget.spent:.4f} spent of ${opts.budget_usd:g}", quiet=opts.quiet)
     return result
@@ -317,69 +311,84 @@ def _one_provider(m: ModelConfig, limits: Limits, generation: dict, breaker: Bre
                          timeout_per_token_s=m.timeout_per_token_s or 0.0)
 
 
-async def _run(opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.DuckDBPyConnection,
-               stamps: dict[str, Stamps], counts: dict, partial: dict, progress: Progress,
-               budget: Budget | None, limits: dict[str, Limits], judging: JudgePlan | None,
-               snaps: snapshot.Snapshots, breakers: dict[str, Breaker] | None = None,
-               extracting: ExtractorPlan | None = None) -> SweepResult:
-    breakers = breakers or {}
-    providers = {m.name: _provider(m, limits[m.name], planned, breakers.get(m.name)) for m in cfg.models}
-    writer = Writer(con)
-    interrupt = Interrupt()
+class SweepLanes(msgspec.Struct, kw_only=True):
+    """What a sweep's lanes need beyond the RunContext: the plan, resume state and side-lane plans."""
+
+    opts: SweepOptions
+    cfg: ModelsFile
+    planned: list[PlannedDataset]
+    stamps: dict[str, Stamps]
+    counts: dict[tuple[str, str], int]  # (model, dataset) -> rows stored
+    partial: dict[tuple[str, str], set[tuple[str, int]]]  # (model, dataset) -> keys stored, if some are
+    judging: JudgePlan | None
+    extracting: ExtractorPlan | None
+    snaps: snapshot.Snapshots
+
+    def done_count(self, model: str, dataset: str) -> int:
+        return self.counts.get((model, dataset), 0)
+
+    def done_keys(self, model: str, dataset: str) -> set[tuple[str, int]]:
+        return self.partial.get((model, dataset), set())
+
+
+async def _run(ctx: RunContext, run: SweepLanes) -> SweepResult:
+    cfg, planned, con, progress = run.cfg, run.planned, ctx.con, ctx.progress
+    providers = {m.name: _provider(m, ctx.limits[m.name], planned, ctx.breakers.get(m.name)) for m in cfg.models}
     # Judged datasets' answers also go to the judge lane (engine/judge.py), unread choice answers to
     # the extractor lane (engine/extractor_lane.py); side lanes end after the models.
     sides: list[SideLane] = []
-    if judging:
-        sides.append(JudgeLane(judging, con, limits[judging.judge.name], progress, breakers.get(judging.judge.name)))
-    if extracting:
-        sides.append(ExtractorLane(extracting, con, limits[extracting.extractor.name], progress))
-    answers = Tee(writer, sides) if sides else writer
+    if run.judging:
+        judge = run.judging.judge.name
+        sides.append(JudgeLane(run.judging, con, ctx.limits[judge], progress, ctx.breakers.get(judge)))
+    if run.extracting:
+        sides.append(ExtractorLane(run.extracting, con, ctx.limits[run.extracting.extractor.name], progress))
+    if sides:
+        ctx.answers = Tee(ctx.writer, sides)
+    for side in sides:
+        ctx.add_writer(side.writer)
 
     def rows_now() -> int:
-        snaps.rows = writer.rows_written + sum(side.writer.rows_written for side in sides)
-        return snaps.rows
+        run.snaps.rows = ctx.writer.rows_written + sum(side.writer.rows_written for side in sides)
+        return run.snaps.rows
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(writer.run)
-        for side in sides:
-            tg.start_soon(side.writer.run)
-        tg.start_soon(progress.show)
-        tg.start_soon(interrupt.watch)
-        if opts.serve_port is not None:
-            from engine.serve import serve_live
+    if run.opts.serve_port is not None:
+        from engine.serve import serve_live
 
-            tg.start_soon(serve_live, opts.serve_port, con, progress, limits)
-        # Readers see progress through <db>.snapshot (store/snapshot.py); DuckDB locks the file itself.
-        tg.start_soon(snapshot.keep_fresh, con, snaps, rows_now, lambda msg: log(f"warning: {msg}"))
-        try:
-            with interrupt.scope:
-                async with anyio.create_task_group() as lanes:
-                    for side in sides:
-                        lanes.start_soon(side.run)
-                    async with anyio.create_task_group() as models:
-                        for m in cfg.models:
-                            work = lane(planned, lambda d, m=m.name: counts.get((m, d), 0),
-                                        lambda d, m=m.name: partial.get((m, d), set()),
-                                        prompt_budgets(m, [p.dataset for p in planned]))
-                            if m.batch:  # through the provider's batch API (engine/batch_lane.py)
-                                models.start_soon(run_batch_lane, batch_lane_for(
-                                    m, providers[m.name], planned, work, answers, stamps[m.name], progress, con,
-                                    budget))
-                                continue
-                            models.start_soon(run_lane, m.name, providers[m.name], work, m.concurrency,
-                                              answers, stamps[m.name], progress, budget)
-                    for side in sides:
-                        await side.answers_done()
-        finally:
-            with anyio.CancelScope(shield=True):
-                for p in providers.values():
-                    await p.aclose()
-                await writer.close()
-                await writer.finished.wait()
-                for side in sides:
-                    await side.aclose()
-            tg.cancel_scope.cancel()
+        ctx.background(serve_live, run.opts.serve_port, con, progress, ctx.limits)
+    # Readers see progress through <db>.snapshot (store/snapshot.py); DuckDB locks the file itself.
+    ctx.background(snapshot.keep_fresh, con, run.snaps, rows_now, _warn)
+
+    async def close_providers() -> None:
+        for p in providers.values():
+            await p.aclose()
+
+    ctx.on_close(close_providers)
+    ctx.on_close(ctx.flush)
     for side in sides:
-        log(side.summary(), quiet=opts.quiet)
+        ctx.on_close(side.aclose)
+    async with ctx.running(), anyio.create_task_group() as lanes:
+        for side in sides:
+            lanes.start_soon(side.run)
+        async with anyio.create_task_group() as models:
+            for m in cfg.models:
+                work = lane(planned, functools.partial(run.done_count, m.name),
+                            functools.partial(run.done_keys, m.name),
+                            prompt_budgets(m, [p.dataset for p in planned]))
+                model_lane: Lane = (  # a batched model goes through its provider's batch API (engine/batch_lane.py)
+                    SweepBatchLane(m, providers=providers[m.name], planned=planned, work=work,
+                                   stamps=run.stamps[m.name]) if m.batch
+                    else ModelLane(m.name, provider=providers[m.name], work=work, concurrency=m.concurrency,
+                                   stamps=run.stamps[m.name]))
+                models.start_soon(model_lane.run, ctx)
+        for side in sides:
+            await side.answers_done()
+    for side in sides:
+        log(side.summary(), quiet=ctx.quiet)
+    if run.extracting is not None:  # readings of answers stored after their reading's batch (two writers)
+        extractions.apply_readings(con)
     side_rows = sum(side.writer.rows_written for side in sides)
-    return SweepResult(rows_written=writer.rows_written + side_rows, interrupted=interrupt.happened, errors=0)
+    return SweepResult(rows_written=ctx.writer.rows_written + side_rows, interrupted=ctx.interrupted, errors=0)
+
+
+def _warn(msg: str) -> None:
+    log(f"warning: {msg}")

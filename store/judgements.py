@@ -78,7 +78,7 @@ def insert_judgements(con: duckdb.DuckDBPyConnection, rows: list[JudgementRow]) 
         con.execute(_UPSERT)
 
 
-def record_judge(con: duckdb.DuckDBPyConnection, name: str, provider: str, base_url: str, model_id: str,
+def record_judge(con: duckdb.DuckDBPyConnection, name: str, provider: str, base_url: str | None, model_id: str,
                  generation: dict[str, Any], context_tokens: int | None) -> None:
     con.execute("INSERT OR REPLACE INTO judges VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [name, provider, base_url, model_id, orjson.dumps(generation).decode(), context_tokens,
