@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmark import registry
+from benchmark.dataset import DatasetBase
 from engine.baselines import declared_baselines
 from engine.sweep import record_metrics
 from store.views import ensure_views
@@ -24,7 +25,7 @@ def test_sweep_records_the_declared_baselines_of_real_adapters():
 
 
 def test_an_adapter_without_baselines_declares_none():
-    class Bare:
+    class Bare(DatasetBase):  # the contract's defaults only
         id = "bare"
 
     assert declared_baselines(Bare()) == (None, None)
