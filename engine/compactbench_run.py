@@ -3,7 +3,7 @@
 Per (target model, compactor, case) one unit (engine/compactbench_units.py): its drift
 cycles, every step and item a row. Each target model is one lane (engine/workers.py)
 of units, all in one RunContext (engine/run_context.py): the sweep's skeleton, limits
-and interrupt handling. The command line (argparse, printing) is engine/compactbench.py.
+and interrupt handling. The command is engine/compactbench.py (its flags: engine/cli_parsers.py).
 """
 
 from __future__ import annotations
