@@ -8,8 +8,9 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from engine import batch_lane
-from engine.batch_lane import MAX_ROUNDS, BatchLane
+from engine import batch_core
+from engine.batch_core import MAX_ROUNDS
+from engine.batch_lane import BatchLane
 from engine.batch_requests import CUSTOM_ID, custom_id
 from engine.config import ModelConfig, Price
 from engine.generation import ProviderSet
@@ -146,19 +147,19 @@ def test_batch_is_recorded_with_its_provider_id_before_the_engine_waits(tmp_path
     # What the store holds when the engine starts waiting on each batch, and what progress shows then.
     bl_holder = {}
     notes = []
-    orig = batch_lane.BatchLane._watch
+    orig = batch_core.BatchCore._watch
 
-    async def watch(self, label, batch_id, items, retry):
-        rec = {r.label: r for r in batches.open_batches(self.con, "m")}[label]
-        bl_holder[label] = (rec.batch_id, rec.status, len(batches.batch_items(self.con, label)))
+    async def watch(self, b, retry):
+        rec = {r.label: r for r in batches.open_batches(self.con, "m")}[b.label]
+        bl_holder[b.label] = (rec.batch_id, rec.status, len(batches.batch_items(self.con, b.label)))
         notes.append(self.progress.notes["m"])
-        await orig(self, label, batch_id, items, retry)
+        await orig(self, b, retry)
 
-    batch_lane.BatchLane._watch = watch
+    batch_core.BatchCore._watch = watch
     try:
         h.run(api)
     finally:
-        batch_lane.BatchLane._watch = orig
+        batch_core.BatchCore._watch = orig
     assert sorted(bl_holder.values()) == [("batch_0", "running", 5), ("batch_1", "running", 5)]
     assert notes[0] == "batches: 2 submitted, 2 in progress, 0 done"
     h.all_ok_once()

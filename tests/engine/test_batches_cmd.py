@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import anyio
 
-from engine import batch_lane
+from engine import batch_core
 from engine.batches_cmd import table
 from engine.cli import main
 from providers.batch import BatchRequest
@@ -37,9 +37,9 @@ def test_lists_every_batch_or_one_models(tmp_path, capsys):
     db = _db(tmp_path)
     assert main(["batches", str(db)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split()[:4] == ["model", "provider", "batch", "id"]
-    assert [line.split()[:5] for line in out[1:]] == [["gpt", "openai", "batch_0", "running", "in_progress"],
-                                                      ["claude", "anthropic", "msgbatch_9", "ended", "ended"]]
+    assert out[0].split()[:5] == ["model", "lane", "provider", "batch", "id"]
+    assert [line.split()[:6] for line in out[1:]] == [["gpt", "model", "openai", "batch_0", "running", "in_progress"],
+                                                      ["claude", "model", "anthropic", "msgbatch_9", "ended", "ended"]]
     assert main(["batches", str(db), "--model", "claude"]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]] == ["claude"]
 
@@ -59,7 +59,7 @@ def test_cancel_asks_the_provider_for_batches_in_flight_only(tmp_path, capsys, m
                       '[[models]]\nname = "claude"\nprovider = "anthropic"\nmodel = "c"\nbatch = true\n')
     api = FakeBatchAPI()
     anyio.run(lambda: api.submit([BatchRequest("c0", b'{"messages":[{"content":"q1"}]}')], label="L1"))
-    monkeypatch.setattr(batch_lane, "make_api", lambda provider, adapter: api)
+    monkeypatch.setattr(batch_core, "make_api", lambda provider, adapter: api)
     assert main(["batches", str(db), "--cancel", "--models", str(models)]) == 0
     assert capsys.readouterr().out.strip() == "gpt batch_0: cancel requested (cancelled)"
     assert api.batches["batch_0"].cancelled

@@ -47,12 +47,12 @@ def test_not_submitted_is_closed_and_not_counted_as_batched(tmp_path):
     batches.set_not_submitted(con, "L1", "not found after a crash")
     batches.set_created(con, "L2", "b2")
     assert [r.label for r in batches.open_batches(con, "m")] == ["L2"]
-    assert batches.batched_summary(con) == [("m", "openai", 1, 3, 1)]
+    assert batches.batched_summary(con) == [("model", "m", "openai", 1, 3, 1)]
     batches.record_batch(con, label="L3", run_id="r", model="m", provider="openai", items={"c0": ITEMS["c0"]},
                          est_cost_usd=None)  # a retry: the same item again
     batches.set_created(con, "L3", "b3")
     batches.mark_collected(con, "L2")
-    assert batches.batched_summary(con) == [("m", "openai", 2, 3, 1)]
+    assert batches.batched_summary(con) == [("model", "m", "openai", 2, 3, 1)]
     assert batches.batched_summary(con, "other") == []
 
 
