@@ -20,9 +20,16 @@ import msgspec
 from benchmark import extractor_prompt
 from benchmark.context import prompt_budget
 from benchmark.dataset import Scored
-from engine.config import ModelConfig, ModelsFile, Price, base_url
 from engine.batch_side import SideBatch
-from engine.extractor import CUT_OFF, Extractor, Reading, read_and_score, reading, wants_model
+from engine.config import ModelConfig, ModelsFile, Price, base_url
+from engine.extractor import (
+    CUT_OFF,
+    Extractor,
+    Reading,
+    read_and_score,
+    reading,
+    wants_model,
+)
 from engine.plan import PlannedDataset, render
 from engine.progress import Progress, log
 from engine.side_lane import Question, SideLane

@@ -18,12 +18,12 @@ import orjson
 
 from benchmark.context import prompt_budget
 from benchmark.judges import Rubric, Verdict, rubric_for
+from engine.batch_side import SideBatch
 from engine.config import ModelConfig, ModelsFile, base_url
 from engine.generation import prompt_budgets
 from engine.identity import public_url
 from engine.plan import PlannedDataset, render
 from engine.progress import Progress, log
-from engine.batch_side import SideBatch
 from engine.side_lane import Question, SideLane
 from providers.base import ChatResult, Provider
 from providers.breaker import Breaker

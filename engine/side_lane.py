@@ -40,7 +40,7 @@ class Question:
     """What a side lane asks its helper about one job: the messages, the adapter that sends them, and what
     `finish` needs to read the reply (``context``) into the row (whose fixed fields are ``base``)."""
 
-    __slots__ = ("job", "base", "messages", "provider", "context", "body", "batched")
+    __slots__ = ("base", "batched", "body", "context", "job", "messages", "provider")
 
     def __init__(self, job: tuple, base: dict, messages: Sequence[Any], provider: Provider, context: Any = None):
         self.job, self.base, self.messages, self.provider, self.context = job, base, messages, provider, context

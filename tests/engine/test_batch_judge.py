@@ -25,7 +25,7 @@ from providers.limits import Limits
 from store import batches
 from store.db import connect
 from store.writer import insert_rows
-from tests.engine.batch_fakes import FakeBatchAPI, permanent, transient
+from tests.engine.batch_fakes import Crash, FakeBatchAPI, permanent, survives, transient
 from tests.store.helpers import row
 
 GOOD = '{"completeness": 5, "conciseness": 4, "faithfulness": 5, "fluency": 4, "reason": "fine"}'
@@ -45,9 +45,6 @@ context_tokens = 8192
 """
 N = 6  # stored answers; item 0's is empty (judged without asking)
 
-
-class Crash(BaseException):
-    """The process dies here (nothing after it runs, like kill -9)."""
 
 
 def reply_of(prompt: str) -> str:
@@ -124,14 +121,10 @@ class Harness:
                     with anyio.CancelScope(shield=True):
                         await lane.aclose()
 
-        try:
-            anyio.run(main)
-        except (Crash, BaseExceptionGroup) as e:
-            if isinstance(e, BaseExceptionGroup) and not e.subgroup(Crash):
-                raise
-            con.close()
-            return None
+        survived = survives(main)
         con.close()
+        if not survived:
+            return None
         return lane, sync
 
     def verdicts(self):

@@ -24,17 +24,15 @@ from store.batches import ItemKey
 from store.db import connect
 from store.writer import Writer
 from tests.engine.batch_fakes import (
+    Crash,
     EchoDataset,
     FakeBatchAPI,
     FakeChat,
     permanent,
     planned,
+    survives,
     transient,
 )
-
-
-class Crash(BaseException):
-    """The process dies here (nothing after it runs, like kill -9)."""
 
 
 def model(**kw) -> ModelConfig:
@@ -83,14 +81,10 @@ class Harness:
                         await writer.close()
                         await writer.finished.wait()
 
-        try:
-            anyio.run(main)
-        except (Crash, BaseExceptionGroup) as e:
-            if isinstance(e, BaseExceptionGroup) and not e.subgroup(Crash):
-                raise
-            con.close()
-            return None
+        survived = survives(main)
         con.close()
+        if not survived:
+            return None
         return bl
 
     def rows(self, sql: str = "SELECT item_id, status, error_class, score, attempts, cost_usd FROM results "
