@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import anyio
 
 from engine import batch_core
-from engine.batches_cmd import table
+from engine.batches_cmd import report_lines, table
 from engine.cli import main
 from providers.batch import BatchRequest
 from store import batches
@@ -75,3 +75,18 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
     assert main(["batches", str(db), "--cancel"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "no such database" in err[0] and "--cancel needs --models" in err[1]
+
+
+def test_report_names_the_lane_of_a_judges_batches(tmp_path):
+    db = _db(tmp_path)
+    con = connect(db)
+    batches.record_batch(con, label="J1", run_id="r", model="sim-judge", provider="openai", lane=batches.JUDGE,
+                         items={"q0": batches.AnswerKey("gpt", "lcsts", "1", 0)}, est_cost_usd=0.0)
+    batches.set_created(con, "J1", "batch_7")
+    assert report_lines(con) == [
+        "batched: claude (anthropic): 2 item(s) via its batch API in 1 batch(es)",
+        "batched: gpt (openai): 2 item(s) via its batch API in 1 batch(es), 1 still open (run the sweep again to "
+        "collect them)",
+        "batched: judge sim-judge (openai): 1 answer(s) judged via its batch API in 1 batch(es), 1 still open (run "
+        "the sweep again to collect them)"]
+    con.close()
