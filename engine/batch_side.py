@@ -79,12 +79,16 @@ class SideBatch:
     async def _questions(self, jobs: AsyncIterable[tuple], index: dict[str, Open[Question]],
                          waiting: set[Hashable]) -> AsyncIterator[Question]:
         """The questions to submit; rows that need no question are stored, re-attached questions registered."""
+        asked: set[str] = set()  # a question twice in a run (the same answer handed over twice) is asked once
         async for job in jobs:
             q = self.side.question(job)
             if not isinstance(q, Question):
                 await self.side.store(q)
                 continue
             req = self.request(q)
+            if req.custom_id in asked:
+                continue
+            asked.add(req.custom_id)
             if req.custom_id in index:  # asked in an earlier run's batch: its reply is collected from there
                 index[req.custom_id].jobs[req.custom_id] = q
             elif self.key(q) not in waiting:

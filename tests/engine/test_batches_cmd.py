@@ -90,3 +90,22 @@ def test_report_names_the_lane_of_a_judges_batches(tmp_path):
         "batched: judge sim-judge (openai): 1 answer(s) judged via its batch API in 1 batch(es), 1 still open (run "
         "the sweep again to collect them)"]
     con.close()
+
+
+def test_cancel_finds_a_judges_batch_by_its_lane(tmp_path, capsys, monkeypatch):
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    batches.record_batch(con, label="J1", run_id="r", model="gpt", provider="openai", lane=batches.JUDGE,
+                         items={"q0": batches.AnswerKey("m", "lcsts", "1", 0)}, est_cost_usd=0.0)
+    batches.set_created(con, "J1", "batch_0")
+    con.close()
+    models = tmp_path / "models.toml"  # the batch is the [judge] entry's, not a model's
+    models.write_text('[[models]]\nname = "m"\nprovider = "anthropic"\nmodel = "c"\n'
+                      '[judge]\nname = "gpt"\nprovider = "openai"\nmodel = "gpt-4o-mini"\nbatch = true\n')
+    api = FakeBatchAPI()
+    anyio.run(lambda: api.submit([BatchRequest("q0", b'{"messages":[{"content":"q1"}]}')], label="J1"))
+    made = []
+    monkeypatch.setattr(batch_core, "make_api", lambda provider, adapter: made.append(provider) or api)
+    assert main(["batches", str(db), "--cancel", "--models", str(models)]) == 0
+    assert capsys.readouterr().out.strip() == "gpt batch_0: cancel requested (cancelled)"
+    assert made == ["openai"] and api.batches["batch_0"].cancelled
