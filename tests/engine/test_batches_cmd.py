@@ -83,12 +83,11 @@ def test_report_names_the_lane_of_a_judges_batches(tmp_path):
     batches.record_batch(con, label="J1", run_id="r", model="sim-judge", provider="openai", lane=batches.JUDGE,
                          items={"q0": batches.AnswerKey("gpt", "lcsts", "1", 0)}, est_cost_usd=0.0)
     batches.set_created(con, "J1", "batch_7")
+    still_open = ", 1 still open (run the sweep again to collect them)"
     assert report_lines(con) == [
         "batched: claude (anthropic): 2 item(s) via its batch API in 1 batch(es)",
-        "batched: gpt (openai): 2 item(s) via its batch API in 1 batch(es), 1 still open (run the sweep again to "
-        "collect them)",
-        "batched: judge sim-judge (openai): 1 answer(s) judged via its batch API in 1 batch(es), 1 still open (run "
-        "the sweep again to collect them)"]
+        "batched: gpt (openai): 2 item(s) via its batch API in 1 batch(es)" + still_open,
+        "batched: judge sim-judge (openai): 1 answer(s) judged via its batch API in 1 batch(es)" + still_open]
     con.close()
 
 
