@@ -279,3 +279,20 @@ def test_batch_retry_sync_asks_the_unanswered_by_calls_and_permanent_errors_are_
     assert statuses.count("error") == 1 and len(statuses) == N
     (err,) = [r for r in h.verdicts() if r[7] == "error"]
     assert err[9] == "permanent"
+
+
+def test_a_judge_batch_created_just_before_a_crash_is_found_by_its_label(tmp_path, monkeypatch):
+    h = Harness(tmp_path)
+    api = batch_api()
+
+    def lost(*a, **kw):
+        raise Crash
+
+    monkeypatch.setattr(batches, "set_created", lost)  # created at the provider, its id never stored
+    assert h.run(api, monkeypatch=monkeypatch) is None
+    monkeypatch.undo()
+    (rec,) = h.batches()
+    assert (rec.lane, rec.status, rec.batch_id) == ("judge", "submitting", None)
+    lane, _ = h.run(api, run_id="run2", monkeypatch=monkeypatch)
+    assert len(api.batches) == 1 and lane.batch.core.reattached == 1  # adopted, not submitted again
+    assert len(api.answered) == N - 1 and len(h.verdicts()) == N
