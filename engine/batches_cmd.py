@@ -42,9 +42,9 @@ def _time(t: datetime | None) -> str:
 def table(recs: list[BatchRecord], now: datetime | None = None) -> list[str]:
     """The listing, one line per batch (age: submitted until ended, or until now while in flight)."""
     now = now or datetime.now(UTC)
-    head = ("model", "provider", "batch id", "status", "provider status", "requests", "ok", "failed",
+    head = ("model", "lane", "provider", "batch id", "status", "provider status", "requests", "ok", "failed",
             "submitted (UTC)", "ended (UTC)", "age", "collected")
-    body = [(r.model, r.provider, r.batch_id or "-", r.status, r.provider_status or "-", str(r.n_requests),
+    body = [(r.model, r.lane, r.provider, r.batch_id or "-", r.status, r.provider_status or "-", str(r.n_requests),
              "-" if r.succeeded is None else str(r.succeeded), "-" if r.failed is None else str(r.failed),
              _time(r.submitted_at), _time(r.ended_at), _age(r, now), "yes" if r.collected else "no") for r in recs]
     widths = [max(len(row[i]) for row in (head, *body)) for i in range(len(head))]
@@ -57,9 +57,11 @@ def report_lines(con: duckdb.DuckDBPyConnection, model: str | None = None) -> li
         rows = store.batched_summary(con, model)
     except duckdb.CatalogException:  # a database made before batches existed
         return []
-    return [f"batched: {m} ({provider}): {items} item(s) via its batch API in {n} batch(es)"
+    what = {store.JUDGE: "answer(s) judged", store.EXTRACTOR: "answer(s) read"}
+    return [f"batched: {'' if lane == store.MODEL else lane + ' '}{m} ({provider}): {items} "
+            f"{what.get(lane, 'item(s)')} via its batch API in {n} batch(es)"
             + (f", {left} still open (run the sweep again to collect them)" if left else "")
-            for m, provider, n, items, left in rows]
+            for lane, m, provider, n, items, left in rows]
 
 
 def in_flight(recs: list[BatchRecord]) -> list[BatchRecord]:
@@ -67,19 +69,21 @@ def in_flight(recs: list[BatchRecord]) -> list[BatchRecord]:
 
 
 def _api(m: ModelConfig):
-    from engine import batch_lane
+    from engine import batch_core
 
     adapter = make_provider(m.provider, base_url=base_url(m), model=m.model, api_key=m.api_key(),
                             generation=m.generation(), limits=Limits(), timeout_s=m.timeout_s,
                             max_retries=m.max_retries, max_connections=4, backoff_base_s=m.backoff_s)
-    return batch_lane.make_api(m.provider, adapter)
+    return batch_core.make_api(m.provider, adapter)
 
 
-async def cancel(con: duckdb.DuckDBPyConnection, recs: list[BatchRecord], models: dict[str, ModelConfig]) -> list[str]:
-    """Cancel each batch at its provider and store what the provider says now; one line per batch."""
+async def cancel(con: duckdb.DuckDBPyConnection, recs: list[BatchRecord],
+                 models: dict[tuple[str, str], ModelConfig]) -> list[str]:
+    """Cancel each batch at its provider and store what the provider says now; one line per batch.
+    ``models``: (lane, name) -> its entry in the models file ([[models]], [judge], [extractor])."""
     lines = []
     for rec in recs:
-        m = models.get(rec.model)
+        m = models.get((rec.lane, rec.model))
         if m is None:
             lines.append(f"{rec.model} {rec.batch_id}: not cancelled (model not in the models file)")
             continue
@@ -118,7 +122,10 @@ def batches(args: BatchesOptions) -> int:
             if not recs:
                 print("no batch in flight")
                 return 0
-            for line in anyio.run(cancel, con, recs, {m.name: m for m in cfg.models}):
+            entries = {(store.MODEL, m.name): m for m in cfg.models}
+            entries.update({(lane, h.name): h for lane, h in ((store.JUDGE, cfg.judge), (store.EXTRACTOR, cfg.extractor))
+                            if h is not None})
+            for line in anyio.run(cancel, con, recs, entries):
                 print(line)
         finally:
             con.close()

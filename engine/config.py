@@ -96,8 +96,9 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     gguf: str | None = None
     # Free description kept with the results: institution, open_source, params_b, family ...
     metadata: dict[str, Any] = {}
-    # Ask through the provider's batch API (engine/batch_lane.py): half the price, answers within
-    # 24 h. Not part of the model's identity or stamps: a batched answer is the same measurement.
+    # Ask through the provider's batch API (engine/batch_lane.py; for [judge] and [extractor],
+    # engine/batch_side.py): half the price, answers within 24 h. Not part of the model's identity
+    # or stamps: a batched answer is the same measurement.
     batch: bool = False
     # Requests a batch failed, expired or cancelled: "batch" (asked again in a new batch) or
     # "sync" (asked by ordinary calls).
@@ -293,10 +294,6 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
         if m.api_key_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", m.api_key_env):
             raise UserError(f"{where}: api_key_env {m.api_key_env!r} is not an environment variable name "
                             "(it names the variable; the key itself never goes in this file)")
-    for role, helper in (("judge", cfg.judge), ("extractor", cfg.extractor)):
-        if helper is not None and helper.batch:
-            raise UserError(f"{path}: {role}: batch = true is for [[models]] entries; the {role} is asked "
-                            "by ordinary calls")
     for name, acc in cfg.accounts.items():
         for key in ("rpm", "tpm", "max_concurrency"):
             v = getattr(acc, key)

@@ -14,6 +14,7 @@ import msgspec
 from benchmark import extractor_prompt
 from benchmark.dataset import Item, Scored
 from engine.config import ModelConfig, base_url
+from providers.base import ChatResult
 from providers.errors import ProviderError
 from providers.limits import Limits
 from providers.registry import make_provider
@@ -52,19 +53,27 @@ class Extractor:
             max_connections=cfg.concurrency, backoff_base_s=cfg.backoff_s, reasoning=cfg.reasoning)
 
     async def read(self, options: Sequence[tuple[str, str]], response: str, multi: bool) -> Reading:
-        messages = extractor_prompt.prompt(options, response, multi)
         try:
-            res = await self.provider.chat(messages)
+            res: ChatResult | ProviderError = await self.provider.chat(extractor_prompt.prompt(options, response, multi))
         except ProviderError as e:
-            return Reading(status="error", error_class=e.klass.value, error=str(e)[:1000], attempts=e.attempts)
-        codes = None if res.blocked else extractor_prompt.parse_reply(res.text, [c for c, _ in options], multi)
-        status = "refused" if res.blocked else "unparsed" if codes is None else "ok" if codes else "none"
-        return Reading(status=status, codes=codes or (), raw=res.text, attempts=res.attempts,
-                       latency_ms=res.latency_ms, input_tokens=res.input_tokens, output_tokens=res.output_tokens,
-                       model_version=res.model_version)
+            res = e
+        return reading(options, multi, res)
 
     async def aclose(self) -> None:
         await self.provider.aclose()
+
+
+def reading(options: Sequence[tuple[str, str]], multi: bool, outcome: ChatResult | ProviderError) -> Reading:
+    """The extractor's reply (or the error that stood for it) read as codes of these options."""
+    if isinstance(outcome, ProviderError):
+        return Reading(status="error", error_class=outcome.klass.value, error=str(outcome)[:1000],
+                       attempts=outcome.attempts)
+    res = outcome
+    codes = None if res.blocked else extractor_prompt.parse_reply(res.text, [c for c, _ in options], multi)
+    status = "refused" if res.blocked else "unparsed" if codes is None else "ok" if codes else "none"
+    return Reading(status=status, codes=codes or (), raw=res.text, attempts=res.attempts,
+                   latency_ms=res.latency_ms, input_tokens=res.input_tokens, output_tokens=res.output_tokens,
+                   model_version=res.model_version)
 
 
 def read_and_score(ds: Any, item: Item, response: str | None, finish_reason: str | None,

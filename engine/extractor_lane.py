@@ -11,7 +11,6 @@ itself, with the extractor's raw reply, stays in `extractions`.
 
 from __future__ import annotations
 
-import traceback
 from datetime import datetime, timezone
 from itertools import islice
 
@@ -21,13 +20,24 @@ import msgspec
 from benchmark import extractor_prompt
 from benchmark.context import prompt_budget
 from benchmark.dataset import Scored
+from engine.batch_side import SideBatch
 from engine.config import ModelConfig, ModelsFile, Price, base_url
-from engine.extractor import CUT_OFF, Extractor, Reading, read_and_score, wants_model
+from engine.extractor import (
+    CUT_OFF,
+    Extractor,
+    Reading,
+    read_and_score,
+    reading,
+    wants_model,
+)
 from engine.plan import PlannedDataset, render
 from engine.progress import Progress, log
-from engine.side_lane import SideLane
+from engine.side_lane import Question, SideLane
+from providers.base import ChatResult
+from providers.errors import ProviderError
 from providers.limits import Limits
 from store import extractions as store
+from store.batches import EXTRACTOR
 from store.judgements import answer_md5
 from store.writer import ResultRow
 
@@ -83,6 +93,10 @@ class ExtractorLane(SideLane):
         self.extractor = Extractor(ex, limits)
         self._raws = {d: dict(p.records) for d, p in plan.planned.items()}
         self._plan_ids = {d: p.ids for d, p in plan.planned.items()}
+        if ex.batch:  # through its provider's batch API (engine/batch_side.py)
+            self.batch = SideBatch(self, ex, con, progress, lane=EXTRACTOR, adapter=self.extractor.provider,
+                                   run_id=plan.run_id, plans=lambda k: k.model in plan.budgets
+                                   and k.item_id in self._raws.get(k.dataset, {}))
 
     def job(self, row: ResultRow) -> tuple | None:
         if (row.status == "ok" and row.prediction is None and row.dataset in self.plan.planned
@@ -96,30 +110,41 @@ class ExtractorLane(SideLane):
         return store.pending_page(cur, p.extractor.name, extractor_prompt.VERSION, p.run_id, list(p.budgets),
                                   self._plan_ids, sorted(CUT_OFF), after, page)
 
-    async def handle(self, job: tuple) -> store.ExtractionRow:
-        model, dataset, item_id, sample, response, finish = job
+    def base(self, job: tuple) -> dict:
+        model, dataset, item_id, sample, response, _ = job
         p = self.plan
-        base = dict(model=model, dataset=dataset, item_id=item_id, sample=sample, extractor=p.extractor.name,
+        return dict(model=model, dataset=dataset, item_id=item_id, sample=sample, extractor=p.extractor.name,
                     prompt_version=extractor_prompt.VERSION, answer_md5=answer_md5(response), run_id=p.run_id,
                     started_at=datetime.now(timezone.utc))
-        ds = p.planned[dataset].dataset
-        try:
-            item = render(ds, item_id, self._raws[dataset][item_id], sample, p.budgets.get(model))
-            options = extractor_prompt.options_of(item)
-            if options is None or item.answer is None:
-                return _row(base, Reading(status="not_choice"), None)
-            reading = await self.extractor.read(options, response, item.answer.multi)
-            price = p.extractor.price
-            if reading.status != "ok":
-                return _row(base, reading, price)
-            scored, by = read_and_score(ds, item, response, finish, reading.codes)
-            if by != "model":  # the scorer does not take the codes as an answer
-                return _row(base, msgspec.structs.replace(reading, status="unparsed"), price)
-            return _row(base, reading, price, scored, ds.scorer_version)
-        except Exception as e:  # noqa: BLE001 - a bug costs one reading (retried), not the sweep
-            detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-            return _row(base, Reading(status="error", error_class="extractor",
-                                      error=f"extraction failed: {detail}"[:1000]), None)
+
+    def prepare(self, job: tuple, base: dict) -> Question | store.ExtractionRow:
+        model, dataset, item_id, sample, response, _ = job
+        p = self.plan
+        item = render(p.planned[dataset].dataset, item_id, self._raws[dataset][item_id], sample, p.budgets.get(model))
+        options = extractor_prompt.options_of(item)
+        if options is None or item.answer is None:
+            return _row(base, Reading(status="not_choice"), None)
+        return Question(job, base, extractor_prompt.prompt(options, response, item.answer.multi),
+                        self.extractor.provider, (item, options))
+
+    def finish(self, q: Question, outcome: ChatResult | ProviderError) -> store.ExtractionRow:
+        item, options = q.context
+        _, dataset, _, _, response, finish = q.job
+        ds = self.plan.planned[dataset].dataset
+        read = reading(options, item.answer.multi, outcome)
+        price = self.plan.extractor.price
+        if price is not None and q.batched:  # a batch's reading costs the batch price
+            price = price.batch()
+        if read.status != "ok":
+            return _row(q.base, read, price)
+        scored, by = read_and_score(ds, item, response, finish, read.codes)
+        if by != "model":  # the scorer does not take the codes as an answer
+            return _row(q.base, msgspec.structs.replace(read, status="unparsed"), price)
+        return _row(q.base, read, price, scored, ds.scorer_version)
+
+    def broken(self, base: dict, detail: str) -> store.ExtractionRow:
+        return _row(base, Reading(status="error", error_class="extractor", error=f"extraction failed: {detail}"[:1000]),
+                    None)
 
     async def close_providers(self) -> None:
         await self.extractor.aclose()

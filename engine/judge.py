@@ -9,7 +9,6 @@ never as a score. Verdict statuses: store/judgements.sql.
 
 from __future__ import annotations
 
-import traceback
 from datetime import datetime, timezone
 from typing import Any
 
@@ -19,18 +18,20 @@ import orjson
 
 from benchmark.context import prompt_budget
 from benchmark.judges import Rubric, Verdict, rubric_for
+from engine.batch_side import SideBatch
 from engine.config import ModelConfig, ModelsFile, base_url
 from engine.generation import prompt_budgets
 from engine.identity import public_url
 from engine.plan import PlannedDataset, render
 from engine.progress import Progress, log
-from engine.side_lane import SideLane
-from providers.base import Provider
+from engine.side_lane import Question, SideLane
+from providers.base import ChatResult, Provider
 from providers.breaker import Breaker
-from providers.errors import ProviderError, Unreachable
+from providers.errors import ProviderError
 from providers.limits import Limits
 from providers.registry import make_provider
 from store import judgements as store
+from store.batches import JUDGE
 from store.writer import ResultRow
 
 
@@ -115,6 +116,10 @@ class JudgeLane(SideLane):
                     max_retries=j.max_retries, max_connections=j.concurrency, backoff_base_s=j.backoff_s,
                     reasoning=j.reasoning, breaker=breaker, timeout_per_token_s=j.timeout_per_token_s or 0.0)
         self._raws = {d: dict(p.records) for d, p in plan.planned.items()}
+        if j.batch:  # through its provider's batch API (engine/batch_side.py)
+            self.batch = SideBatch(self, j, con, progress, lane=JUDGE, adapter=next(iter(self._providers.values())),
+                                   run_id=plan.run_id, plans=lambda k: k.model in plan.budgets
+                                   and k.item_id in self._raws.get(k.dataset, {}))
 
     def job(self, row: ResultRow) -> tuple | None:
         if row.status == "ok" and row.dataset in self.plan.rubrics:
@@ -129,51 +134,54 @@ class JudgeLane(SideLane):
         return [(m, d, i, s, resp, orjson.loads(pred) if pred is not None else None)
                 for m, d, i, s, resp, pred in rows]
 
-    async def handle(self, job: tuple) -> store.JudgementRow:
-        return await self.judge_one(*job)
-
     async def close_providers(self) -> None:
         for prov in self._providers.values():
             await prov.aclose()
 
     async def judge_one(self, model: str, dataset: str, item_id: str, sample: int, response: str | None,
                         prediction: Any) -> store.JudgementRow:
+        return await self.handle((model, dataset, item_id, sample, response, prediction))
+
+    def base(self, job: tuple) -> dict:
+        model, dataset, item_id, sample, response, _ = job
+        p = self.plan
+        return dict(model=model, dataset=dataset, item_id=item_id, sample=sample, judge=p.judge.name,
+                    rubric=p.rubrics[dataset].version, answer_md5=store.answer_md5(response), run_id=p.run_id,
+                    started_at=datetime.now(timezone.utc))
+
+    def prepare(self, job: tuple, base: dict) -> Question | store.JudgementRow:
+        model, dataset, item_id, sample, response, prediction = job
         p = self.plan
         rubric: Rubric = p.rubrics[dataset]
-        base = dict(model=model, dataset=dataset, item_id=item_id, sample=sample, judge=p.judge.name,
-                    rubric=rubric.version, answer_md5=store.answer_md5(response), run_id=p.run_id,
-                    started_at=datetime.now(timezone.utc))
-        try:
-            # The item as this model saw it (shortened to its context, if it was).
-            item = render(p.planned[dataset].dataset, item_id, self._raws[dataset][item_id], sample,
-                          p.budgets.get(model, {}).get(dataset))
-            answer = rubric.answer(response, prediction)
-            if not answer:
-                return _row(base, "empty", rubric.floor(item))
-            out = p.judge.max_tokens or rubric.max_tokens
-            prompt = rubric.prompt(item, answer, prompt_budget(p.judge.context_tokens, out))
-            if prompt is None:
-                return _row(base, "unjudgeable", Verdict("unjudgeable", reason=(
-                    f"the judge prompt does not fit the judge's context_tokens ({p.judge.context_tokens})")))
-            provider = self._providers[out]
-            try:
-                res = await provider.chat(prompt.messages)
-            except ProviderError as e:
-                return _row(base, "error", Verdict("error", reason=str(e)[:1000]), error_class=e.klass.value,
-                            attempts=e.attempts)
-            call: dict[str, Any] = dict(raw=res.text, attempts=res.attempts, latency_ms=res.latency_ms,
-                        input_tokens=res.input_tokens, output_tokens=res.output_tokens,
-                        judge_version=res.model_version, prompt_truncated=prompt.truncated)
-            if res.blocked:
-                return _row(base, "refused", Verdict("refused", reason=f"the judge declined ({res.blocked})"), **call)
-            verdict = rubric.parse(item, res.text)
-            return _row(base, verdict.status, verdict, **call)
-        except Unreachable:
-            raise  # not this verdict's outcome: the worker stops judging
-        except Exception as e:  # noqa: BLE001 - a rubric bug costs one verdict (retried), not the sweep
-            detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-            return _row(base, "error", Verdict("error", reason=f"judging failed: {detail}"[:1000]),
-                        error_class="judge")
+        # The item as this model saw it (shortened to its context, if it was).
+        item = render(p.planned[dataset].dataset, item_id, self._raws[dataset][item_id], sample,
+                      p.budgets.get(model, {}).get(dataset))
+        answer = rubric.answer(response, prediction)
+        if not answer:
+            return _row(base, "empty", rubric.floor(item))
+        out = p.judge.max_tokens or rubric.max_tokens
+        prompt = rubric.prompt(item, answer, prompt_budget(p.judge.context_tokens, out))
+        if prompt is None:
+            return _row(base, "unjudgeable", Verdict("unjudgeable", reason=(
+                f"the judge prompt does not fit the judge's context_tokens ({p.judge.context_tokens})")))
+        return Question(job, base, prompt.messages, self._providers[out], (rubric, item, prompt.truncated))
+
+    def finish(self, q: Question, outcome: ChatResult | ProviderError) -> store.JudgementRow:
+        rubric, item, truncated = q.context
+        if isinstance(outcome, ProviderError):
+            return _row(q.base, "error", Verdict("error", reason=str(outcome)[:1000]), error_class=outcome.klass.value,
+                        attempts=outcome.attempts)
+        res = outcome
+        call: dict[str, Any] = dict(raw=res.text, attempts=res.attempts, latency_ms=res.latency_ms,
+                                    input_tokens=res.input_tokens, output_tokens=res.output_tokens,
+                                    judge_version=res.model_version, prompt_truncated=truncated)
+        if res.blocked:
+            return _row(q.base, "refused", Verdict("refused", reason=f"the judge declined ({res.blocked})"), **call)
+        verdict = rubric.parse(item, res.text)
+        return _row(q.base, verdict.status, verdict, **call)
+
+    def broken(self, base: dict, detail: str) -> store.JudgementRow:
+        return _row(base, "error", Verdict("error", reason=f"judging failed: {detail}"[:1000]), error_class="judge")
 
     def summary(self) -> str:
         s = self.statuses

@@ -9,29 +9,54 @@ through the same provider adapters, rate limits, retries and adaptive
 concurrency as model calls; their rows go through a Writer of their own.
 
 A subclass says which answers it wants (`job`), reads its backlog
-(`backlog_page`) and handles one job (`handle`, returning the row to store).
+(`backlog_page`), what it asks about one job (`prepare`: a `Question`, or the
+row itself when nothing need be asked) and how the reply becomes the row
+(`finish`). A question is asked by a call, or, with `batch = true` on the
+helper, carried by one of its provider batches (engine/batch_side.py): the same
+prompt, the same parsing, the same row.
 """
 
 from __future__ import annotations
 
+import traceback
 from collections import Counter
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterable, Callable, Sequence
+from typing import Any, Protocol
 
 import anyio
 import duckdb
 
 from engine.progress import Progress
 from engine.workers import STOP, run_workers
-from providers.errors import Unreachable
+from providers.base import ChatResult, Provider
+from providers.errors import ProviderError, Unreachable
 from store.writer import ResultRow, Writer
 
 CHANNEL = 1000  # answers waiting for the helper before model lanes wait too
 PAGE = 256  # backlog rows read at a time
 
 
+class Question:
+    """What a side lane asks its helper about one job: the messages, the adapter that sends them, and what
+    `finish` needs to read the reply (``context``) into the row (whose fixed fields are ``base``)."""
+
+    __slots__ = ("base", "batched", "body", "context", "job", "messages", "provider")
+
+    def __init__(self, job: tuple, base: dict, messages: Sequence[Any], provider: Provider, context: Any = None):
+        self.job, self.base, self.messages, self.provider, self.context = job, base, messages, provider, context
+        self.body: bytes | None = None  # the request body, once a batch needs it
+        self.batched = False  # answered by a batch (at the batch price), not by a call
+
+
+class Batched(Protocol):
+    """A side lane's helper asked through its provider's batch API (engine/batch_side.py:SideBatch)."""
+
+    async def run(self, jobs: AsyncIterable[tuple]) -> None: ...
+
+
 class SideLane:
     label = "helper"
+    batch: Batched | None = None  # set by a subclass whose helper says batch = true
 
     def __init__(self, con: duckdb.DuckDBPyConnection, *, concurrency: int, progress: Progress, total: int,
                  insert: Callable[[duckdb.DuckDBPyConnection, list[Any]], None]):
@@ -57,8 +82,20 @@ class SideLane:
         """Stored answers to handle after key ``after`` (the first 4 fields of a job), in key order."""
         raise NotImplementedError
 
-    async def handle(self, job: tuple) -> Any:
-        """The row to store for one job (its ``status`` counts; 'error' shows as an error)."""
+    def base(self, job: tuple) -> dict:
+        """The fixed fields of the job's row (key, helper, versions, answer hash, run, start)."""
+        raise NotImplementedError
+
+    def prepare(self, job: tuple, base: dict) -> Question | Any:
+        """What to ask about the job, or its row when nothing need be asked."""
+        raise NotImplementedError
+
+    def finish(self, q: Question, outcome: ChatResult | ProviderError) -> Any:
+        """The row of a question's reply (or of the error that stood for it)."""
+        raise NotImplementedError
+
+    def broken(self, base: dict, detail: str) -> Any:
+        """The error row of a job the lane's own code failed on (retried on the next run)."""
         raise NotImplementedError
 
     async def close_providers(self) -> None:
@@ -75,8 +112,43 @@ class SideLane:
         await self.live.aclose()
 
     async def run(self) -> None:
-        await run_workers(self._jobs, width=self._concurrency, handle=self._one, on_stop="drain",
-                          feeders=[lambda: self._feed_backlog(self._backlog)])
+        if self.batch is None:
+            await run_workers(self._jobs, width=self._concurrency, handle=self._one, on_stop="drain",
+                              feeders=[lambda: self._feed_backlog(self._backlog)])
+            return
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._feed_backlog, self._backlog)
+            await self.batch.run(self._jobs)
+            async for _ in self._jobs:  # ended early (endpoint given up): model lanes never wait on it
+                pass
+
+    # -------------------------------------------------------------- one job
+
+    def question(self, job: tuple) -> Question | Any:
+        base = self.base(job)
+        try:
+            return self.prepare(job, base)
+        except Exception as e:  # noqa: BLE001 - a bug costs one row (retried), not the sweep
+            return self.broken(base, _detail(e))
+
+    def answer(self, q: Question, outcome: ChatResult | ProviderError) -> Any:
+        try:
+            return self.finish(q, outcome)
+        except Exception as e:  # noqa: BLE001 - a bug costs one row (retried), not the sweep
+            return self.broken(q.base, _detail(e))
+
+    async def ask(self, q: Question) -> Any:
+        """A question by an ordinary call (Unreachable goes on: not this job's outcome)."""
+        try:
+            res: ChatResult | ProviderError = await q.provider.chat(q.messages)
+        except ProviderError as e:
+            res = e
+        return self.answer(q, res)
+
+    async def handle(self, job: tuple) -> Any:
+        """The row to store for one job (its ``status`` counts; 'error' shows as an error)."""
+        q = self.question(job)
+        return await self.ask(q) if isinstance(q, Question) else q
 
     async def _feed_backlog(self, send: Any) -> None:
         after: tuple = ("", "", "", -1)
@@ -101,16 +173,23 @@ class SideLane:
             # so model lanes never wait on a dead helper; the answers are asked on the next run.
             self.unreachable = True
             return STOP
+        await self.store(row)
+        return None
+
+    async def store(self, row: Any) -> None:
         self.statuses[row.status] += 1
         await self.writer.put(row)
         self._progress.advance(self.label, ok=row.status != "error")
-        return None
 
     async def aclose(self) -> None:
         """Flush the rows (called shielded, after an interrupt too) and close connections."""
         await self.close_providers()
         await self.writer.close()
         await self.writer.finished.wait()
+
+
+def _detail(e: Exception) -> str:
+    return "".join(traceback.format_exception_only(type(e), e)).strip()
 
 
 class Tee:

@@ -5,6 +5,7 @@ Named functions with named columns; the engine never writes SQL for these tables
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import duckdb
@@ -26,6 +27,18 @@ class ItemKey(msgspec.Struct, frozen=True, array_like=True):
     sample: int
 
 
+class AnswerKey(msgspec.Struct, frozen=True, array_like=True):
+    """The results key of the answer a judge's or an extractor's request is about (``model`` answered it)."""
+
+    model: str
+    dataset: str
+    item_id: str
+    sample: int
+
+
+MODEL, JUDGE, EXTRACTOR = "model", "judge", "extractor"  # the lanes a batch may belong to
+
+
 class BatchRecord(msgspec.Struct, kw_only=True):
     label: str
     run_id: str | None
@@ -42,6 +55,7 @@ class BatchRecord(msgspec.Struct, kw_only=True):
     submitted_at: datetime | None
     ended_at: datetime | None
     collected: bool
+    lane: str = MODEL
 
 
 _FIELDS = list(BatchRecord.__struct_fields__)
@@ -52,17 +66,21 @@ def _now() -> datetime:
 
 
 def record_batch(con: duckdb.DuckDBPyConnection, *, label: str, run_id: str | None, model: str, provider: str,
-                 items: dict[str, ItemKey], est_cost_usd: float | None, stamp: str | None = None) -> None:
-    """A batch about to be submitted and the items it carries (custom_id -> key), in one transaction."""
+                 items: Mapping[str, ItemKey | AnswerKey], est_cost_usd: float | None, stamp: str | None = None,
+                 lane: str = MODEL) -> None:
+    """A batch about to be submitted and the items it carries (custom_id -> key), in one transaction.
+
+    A model's batch carries its own items (ItemKey); a judge's or extractor's, answers of any model (AnswerKey)."""
     rows = pa.table({  # noqa: F841 - referenced by name in the SQL
-        "label": [label] * len(items), "custom_id": list(items), "model": [model] * len(items),
+        "label": [label] * len(items), "custom_id": list(items),
+        "model": [k.model if isinstance(k, AnswerKey) else model for k in items.values()],
         "dataset": [k.dataset for k in items.values()], "item_id": [k.item_id for k in items.values()],
         "sample": pa.array([k.sample for k in items.values()], pa.int32()),
     })
     with transaction(con):
         con.execute("INSERT INTO batches (label, run_id, model, provider, batch_id, status, n_requests, stamp, "
-                    "est_cost_usd, submitted_at, collected) VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, false)",
-                    [label, run_id, model, provider, SUBMITTING, len(items), stamp, est_cost_usd, _now()])
+                    "est_cost_usd, submitted_at, collected, lane) VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, false, ?)",
+                    [label, run_id, model, provider, SUBMITTING, len(items), stamp, est_cost_usd, _now(), lane])
         con.execute("INSERT INTO batch_items (label, custom_id, model, dataset, item_id, sample) "
                     "SELECT label, custom_id, model, dataset, item_id, sample FROM rows")
 
@@ -98,9 +116,10 @@ def _records(con: duckdb.DuckDBPyConnection, where: str, params: list) -> list[B
     return [BatchRecord(**dict(zip(_FIELDS, r))) for r in rows]
 
 
-def open_batches(con: duckdb.DuckDBPyConnection, model: str) -> list[BatchRecord]:
-    """This model's batches whose outcomes are not stored yet (in flight, or ended while nobody watched)."""
-    return _records(con, "WHERE model = ? AND NOT collected", [model])
+def open_batches(con: duckdb.DuckDBPyConnection, model: str, lane: str = MODEL) -> list[BatchRecord]:
+    """This model's (judge's, extractor's) batches whose outcomes are not stored yet (in flight, or ended
+    while nobody watched)."""
+    return _records(con, "WHERE model = ? AND lane = ? AND NOT collected", [model, lane])
 
 
 def list_batches(con: duckdb.DuckDBPyConnection, model: str | None = None) -> list[BatchRecord]:
@@ -115,6 +134,13 @@ def batch_items(con: duckdb.DuckDBPyConnection, label: str) -> dict[str, ItemKey
     return {c: ItemKey(d, i, s) for c, d, i, s in rows}
 
 
+def batch_answers(con: duckdb.DuckDBPyConnection, label: str) -> dict[str, AnswerKey]:
+    """The answers a judge's or extractor's batch asks about (custom_id -> key)."""
+    rows = con.execute("SELECT custom_id, model, dataset, item_id, sample FROM batch_items WHERE label = ?",
+                       [label]).fetchall()
+    return {c: AnswerKey(m, d, i, s) for c, m, d, i, s in rows}
+
+
 def answered(con: duckdb.DuckDBPyConnection, model: str, label: str) -> set[str]:
     """custom_ids of the batch whose item already has an `ok` row: a second collection skips them."""
     rows = con.execute(
@@ -124,12 +150,14 @@ def answered(con: duckdb.DuckDBPyConnection, model: str, label: str) -> set[str]
     return {c for (c,) in rows}
 
 
-def batched_summary(con: duckdb.DuckDBPyConnection, model: str | None = None) -> list[tuple[str, str, int, int, int]]:
-    """Per model: (model, provider, batches, distinct items they carried, batches still open), counting the
-    batches that reached the provider."""
+def batched_summary(con: duckdb.DuckDBPyConnection, model: str | None = None
+                    ) -> list[tuple[str, str, str, int, int, int]]:
+    """Per lane and model (judge, extractor): (lane, model, provider, batches, distinct items they carried,
+    batches still open), counting the batches that reached the provider."""
     rows = con.execute(
-        "SELECT b.model, any_value(b.provider), count(DISTINCT b.label), "
-        "count(DISTINCT (i.dataset, i.item_id, i.sample)), count(DISTINCT b.label) FILTER (WHERE NOT b.collected) "
+        "SELECT coalesce(b.lane, 'model') AS lane, b.model, any_value(b.provider), count(DISTINCT b.label), "
+        "count(DISTINCT (i.model, i.dataset, i.item_id, i.sample)), "
+        "count(DISTINCT b.label) FILTER (WHERE NOT b.collected) "
         "FROM batches b JOIN batch_items i USING (label) WHERE b.status NOT IN (?, ?) AND (? IS NULL OR b.model = ?) "
-        "GROUP BY b.model ORDER BY 1", [NOT_SUBMITTED, STALE, model, model]).fetchall()
-    return [(m, p, int(n), int(items), int(open_)) for m, p, n, items, open_ in rows]
+        "GROUP BY lane, b.model ORDER BY lane <> 'model', lane, b.model", [NOT_SUBMITTED, STALE, model, model]).fetchall()
+    return [(lane, m, p, int(n), int(items), int(open_)) for lane, m, p, n, items, open_ in rows]

@@ -5,7 +5,7 @@
 CREATE TABLE IF NOT EXISTS batches (
     label          VARCHAR PRIMARY KEY, -- the engine's key, given to the provider at submission
     run_id         VARCHAR,             -- the sweep that submitted it
-    model          VARCHAR NOT NULL,    -- models.toml `name`
+    model          VARCHAR NOT NULL,    -- models.toml `name` of the model, [judge] or [extractor] asked
     provider       VARCHAR NOT NULL,    -- 'openai' | 'anthropic' | 'gemini'
     batch_id       VARCHAR,             -- the provider's id; NULL until the provider created it
     status         VARCHAR NOT NULL,    -- 'submitting' | 'running' | 'ended' | 'failed' | 'expired'
@@ -20,10 +20,14 @@ CREATE TABLE IF NOT EXISTS batches (
     est_cost_usd   DOUBLE,              -- upper bound at the batch price, counted by --budget at submission
     submitted_at   TIMESTAMPTZ,
     ended_at       TIMESTAMPTZ,
-    collected      BOOLEAN NOT NULL DEFAULT false  -- its outcomes are stored: never read again
+    collected      BOOLEAN NOT NULL DEFAULT false, -- its outcomes are stored: never read again
+    lane           VARCHAR DEFAULT 'model' -- 'model' (answers) | 'judge' (verdicts) | 'extractor' (readings)
 );
+-- Files made before judges and extractors could be batched: their batches are all the models'.
+ALTER TABLE batches ADD COLUMN IF NOT EXISTS lane VARCHAR DEFAULT 'model';
 
--- Which item each request of a batch carries (the results key).
+-- Which item each request of a batch carries (the results key: for a judge's or an extractor's
+-- batch, the key of the answer it is asked about, `model` being the model that answered).
 CREATE TABLE IF NOT EXISTS batch_items (
     label     VARCHAR NOT NULL,
     custom_id VARCHAR NOT NULL,

@@ -7,9 +7,10 @@ fake. Answers are computed from the request body, so a wrong body scores wrong.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
+import anyio
 import orjson
 
 from benchmark.dataset import DatasetBase, Item, Message, MetricSpec, Scored
@@ -184,3 +185,18 @@ def transient(msg: str = "server error") -> ProviderError:
 
 def permanent(msg: str = "invalid request") -> ProviderError:
     return ProviderError(ErrorClass.PERMANENT, msg, status=400)
+
+
+class Crash(BaseException):
+    """The process dies here (nothing after it runs, like kill -9)."""
+
+
+def survives(main: Callable[[], Awaitable[Any]]) -> bool:
+    """Run one engine run; False when it died at a Crash."""
+    try:
+        anyio.run(main)
+    except (Crash, BaseExceptionGroup) as e:
+        if isinstance(e, BaseExceptionGroup) and not e.subgroup(Crash):
+            raise
+        return False
+    return True

@@ -69,10 +69,21 @@ def test_batch_changes_neither_identity_nor_request_stamp(tmp_path):
     (lambda t: t.replace("batch_poll_s = 5", "batch_max_requests = 0"), "batch_max_requests must be >= 1"),
     (lambda t: t.replace("output_per_mtok = 0.6 }", "output_per_mtok = 0.6, batch_factor = 2 }"),
      "price.batch_factor must be in (0, 1]"),
-    (lambda t: t + '\n[judge]\nprovider = "openai"\nmodel = "j"\nbatch = true\n', "judge: batch = true is for"),
+    (lambda t: t + '\n[judge]\nprovider = "local"\nmodel = "j"\nbatch = true\n',
+     "judge: batch = true needs a provider with a batch API"),
+    (lambda t: t + '\n[extractor]\nprovider = "openai"\nmodel = "x"\nbatch = true\nbatch_poll_s = 0\n',
+     "extractor: batch_poll_s must be > 0"),
 ])
 def test_bad_batch_settings_exit_with_one_line(tmp_path, mutate, expected):
     path = write(tmp_path, mutate(BASE))
     with pytest.raises(UserError) as e:
         load_models(path, check_env=False)
     assert expected in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_judge_and_the_extractor_may_be_batched(tmp_path):
+    cfg = load_models(write(tmp_path, BASE + '\n[judge]\nprovider = "anthropic"\nmodel = "j"\nbatch = true\n'
+                                             '\n[extractor]\nprovider = "gemini"\nmodel = "x"\nbatch = true\n'
+                                             'batch_retry = "sync"\n'), check_env=False)
+    assert cfg.judge is not None and cfg.judge.batch and cfg.judge.batch_retry == "batch"
+    assert cfg.extractor is not None and cfg.extractor.batch and cfg.extractor.batch_retry == "sync"

@@ -8,8 +8,9 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from engine import batch_lane
-from engine.batch_lane import MAX_ROUNDS, BatchLane
+from engine import batch_core
+from engine.batch_core import MAX_ROUNDS
+from engine.batch_lane import BatchLane
 from engine.batch_requests import CUSTOM_ID, custom_id
 from engine.config import ModelConfig, Price
 from engine.generation import ProviderSet
@@ -23,17 +24,15 @@ from store.batches import ItemKey
 from store.db import connect
 from store.writer import Writer
 from tests.engine.batch_fakes import (
+    Crash,
     EchoDataset,
     FakeBatchAPI,
     FakeChat,
     permanent,
     planned,
+    survives,
     transient,
 )
-
-
-class Crash(BaseException):
-    """The process dies here (nothing after it runs, like kill -9)."""
 
 
 def model(**kw) -> ModelConfig:
@@ -82,14 +81,10 @@ class Harness:
                         await writer.close()
                         await writer.finished.wait()
 
-        try:
-            anyio.run(main)
-        except (Crash, BaseExceptionGroup) as e:
-            if isinstance(e, BaseExceptionGroup) and not e.subgroup(Crash):
-                raise
-            con.close()
-            return None
+        survived = survives(main)
         con.close()
+        if not survived:
+            return None
         return bl
 
     def rows(self, sql: str = "SELECT item_id, status, error_class, score, attempts, cost_usd FROM results "
@@ -146,19 +141,19 @@ def test_batch_is_recorded_with_its_provider_id_before_the_engine_waits(tmp_path
     # What the store holds when the engine starts waiting on each batch, and what progress shows then.
     bl_holder = {}
     notes = []
-    orig = batch_lane.BatchLane._watch
+    orig = batch_core.BatchCore._watch
 
-    async def watch(self, label, batch_id, items, retry):
-        rec = {r.label: r for r in batches.open_batches(self.con, "m")}[label]
-        bl_holder[label] = (rec.batch_id, rec.status, len(batches.batch_items(self.con, label)))
+    async def watch(self, b, retry):
+        rec = {r.label: r for r in batches.open_batches(self.con, "m")}[b.label]
+        bl_holder[b.label] = (rec.batch_id, rec.status, len(batches.batch_items(self.con, b.label)))
         notes.append(self.progress.notes["m"])
-        await orig(self, label, batch_id, items, retry)
+        await orig(self, b, retry)
 
-    batch_lane.BatchLane._watch = watch
+    batch_core.BatchCore._watch = watch
     try:
         h.run(api)
     finally:
-        batch_lane.BatchLane._watch = orig
+        batch_core.BatchCore._watch = orig
     assert sorted(bl_holder.values()) == [("batch_0", "running", 5), ("batch_1", "running", 5)]
     assert notes[0] == "batches: 2 submitted, 2 in progress, 0 done"
     h.all_ok_once()

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import anyio
 
-from engine import batch_lane
-from engine.batches_cmd import table
+from engine import batch_core
+from engine.batches_cmd import report_lines, table
 from engine.cli import main
 from providers.batch import BatchRequest
 from store import batches
@@ -37,9 +37,9 @@ def test_lists_every_batch_or_one_models(tmp_path, capsys):
     db = _db(tmp_path)
     assert main(["batches", str(db)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split()[:4] == ["model", "provider", "batch", "id"]
-    assert [line.split()[:5] for line in out[1:]] == [["gpt", "openai", "batch_0", "running", "in_progress"],
-                                                      ["claude", "anthropic", "msgbatch_9", "ended", "ended"]]
+    assert out[0].split()[:5] == ["model", "lane", "provider", "batch", "id"]
+    assert [line.split()[:6] for line in out[1:]] == [["gpt", "model", "openai", "batch_0", "running", "in_progress"],
+                                                      ["claude", "model", "anthropic", "msgbatch_9", "ended", "ended"]]
     assert main(["batches", str(db), "--model", "claude"]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]] == ["claude"]
 
@@ -59,7 +59,7 @@ def test_cancel_asks_the_provider_for_batches_in_flight_only(tmp_path, capsys, m
                       '[[models]]\nname = "claude"\nprovider = "anthropic"\nmodel = "c"\nbatch = true\n')
     api = FakeBatchAPI()
     anyio.run(lambda: api.submit([BatchRequest("c0", b'{"messages":[{"content":"q1"}]}')], label="L1"))
-    monkeypatch.setattr(batch_lane, "make_api", lambda provider, adapter: api)
+    monkeypatch.setattr(batch_core, "make_api", lambda provider, adapter: api)
     assert main(["batches", str(db), "--cancel", "--models", str(models)]) == 0
     assert capsys.readouterr().out.strip() == "gpt batch_0: cancel requested (cancelled)"
     assert api.batches["batch_0"].cancelled
@@ -75,3 +75,36 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
     assert main(["batches", str(db), "--cancel"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "no such database" in err[0] and "--cancel needs --models" in err[1]
+
+
+def test_report_names_the_lane_of_a_judges_batches(tmp_path):
+    db = _db(tmp_path)
+    con = connect(db)
+    batches.record_batch(con, label="J1", run_id="r", model="sim-judge", provider="openai", lane=batches.JUDGE,
+                         items={"q0": batches.AnswerKey("gpt", "lcsts", "1", 0)}, est_cost_usd=0.0)
+    batches.set_created(con, "J1", "batch_7")
+    still_open = ", 1 still open (run the sweep again to collect them)"
+    assert report_lines(con) == [
+        "batched: claude (anthropic): 2 item(s) via its batch API in 1 batch(es)",
+        "batched: gpt (openai): 2 item(s) via its batch API in 1 batch(es)" + still_open,
+        "batched: judge sim-judge (openai): 1 answer(s) judged via its batch API in 1 batch(es)" + still_open]
+    con.close()
+
+
+def test_cancel_finds_a_judges_batch_by_its_lane(tmp_path, capsys, monkeypatch):
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    batches.record_batch(con, label="J1", run_id="r", model="gpt", provider="openai", lane=batches.JUDGE,
+                         items={"q0": batches.AnswerKey("m", "lcsts", "1", 0)}, est_cost_usd=0.0)
+    batches.set_created(con, "J1", "batch_0")
+    con.close()
+    models = tmp_path / "models.toml"  # the batch is the [judge] entry's, not a model's
+    models.write_text('[[models]]\nname = "m"\nprovider = "anthropic"\nmodel = "c"\n'
+                      '[judge]\nname = "gpt"\nprovider = "openai"\nmodel = "gpt-4o-mini"\nbatch = true\n')
+    api = FakeBatchAPI()
+    anyio.run(lambda: api.submit([BatchRequest("q0", b'{"messages":[{"content":"q1"}]}')], label="J1"))
+    made = []
+    monkeypatch.setattr(batch_core, "make_api", lambda provider, adapter: made.append(provider) or api)
+    assert main(["batches", str(db), "--cancel", "--models", str(models)]) == 0
+    assert capsys.readouterr().out.strip() == "gpt batch_0: cancel requested (cancelled)"
+    assert made == ["openai"] and api.batches["batch_0"].cancelled

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from engine import batch_lane
+from engine import batch_core
 from engine.cli import main
 from providers.errors import ErrorClass, ProviderError
 from simulator.core import make_answer
@@ -83,5 +83,5 @@ def write_state(path: Path, **changes: Any) -> None:
 
 if __name__ == "__main__":
     api = FileBatchAPI(Path(sys.argv[1]), max_requests=15, states=["in_progress"] * 1000)
-    batch_lane.make_api = lambda provider, adapter: api  # type: ignore[assignment]
+    batch_core.make_api = lambda provider, adapter: api  # type: ignore[assignment]
     sys.exit(main(sys.argv[2:]))

@@ -13,7 +13,7 @@ import time
 import orjson
 import pytest
 
-from engine import batch_lane
+from engine import batch_core
 from engine.batches_cmd import report_lines
 from engine.estimate import estimate
 from engine.sweep import SweepOptions, sweep
@@ -66,7 +66,7 @@ def test_mixed_sweep_killed_with_batches_in_flight_resumes_without_paying_twice(
     api.answer = gold_answer
     api.first_only = True
     api.fail = {}  # filled below from the first batch's ids: two requests fail transiently
-    monkeypatch.setattr(batch_lane, "make_api", lambda provider, adapter: api)
+    monkeypatch.setattr(batch_core, "make_api", lambda provider, adapter: api)
     db = tmp_path / "r.duckdb"
     with SimServerProcess(mode="gold") as sim:
         opts = SweepOptions(models_path=_models(tmp_path / "models.toml", sim.base_url), db=db,

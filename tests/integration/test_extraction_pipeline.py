@@ -15,12 +15,13 @@ from tests.integration.helpers import query, run_cli
 UNREADABLE = "Hmm, I would go with the second alternative here."
 
 
-def models(path: Path, url: str, *, names=("m1",), extractor: bool = True) -> Path:
+def models(path: Path, url: str, *, names=("m1",), extractor: bool = True, batch: bool = False) -> Path:
     text = "".join(f'[[models]]\nname = "{n}"\nprovider = "openai"\nbase_url = "{url}"\nmodel = "{n}"\n'
                    "max_concurrency = 4\nmax_tokens = 32\nmax_retries = 0\n\n" for n in names)
     if extractor:
         text += (f'[extractor]\nname = "ex"\nprovider = "openai"\nbase_url = "{url}"\nmodel = "ex-sim"\n'
-                 "max_concurrency = 2\nmax_retries = 0\nprice = { input_per_mtok = 1.0, output_per_mtok = 2.0 }\n")
+                 "max_concurrency = 2\nmax_retries = 0\nprice = { input_per_mtok = 1.0, output_per_mtok = 2.0 }\n"
+                 + ("batch = true\nbatch_poll_s = 0.2\n" if batch else ""))
     path.write_text(text)
     return path
 
@@ -51,6 +52,30 @@ def test_extractor_reads_only_unread_answers_and_resume_asks_nothing(tmp_path, d
                    "min(prompt_version) = max(prompt_version) FROM extractions GROUP BY ALL")
     assert ex == [("ok", '["B"]', "B", 6, True, True, True)]
     assert query(db, "SELECT extractor, provider, model_id FROM extractors") == [("ex", "openai", "ex-sim")]
+
+
+def test_a_batched_extractor_stores_the_readings_of_calls_at_the_batch_price(tmp_path, data_dir):
+    profiles = {"m1": {"mode": f"fixed:{UNREADABLE}"}, "ex-sim": {"mode": "fixed:B"}}
+    got = {}
+    with SimServerProcess(mode="letter", profiles=profiles, batch_latency_s=1.0) as sim:
+        for batch in (False, True):
+            db = tmp_path / f"{batch}.duckdb"
+            r = sweep(models(tmp_path / f"{batch}.toml", sim.base_url, batch=batch), db, data_dir)
+            assert r.returncode == 0, r.stderr
+            got[batch] = (query(db, "SELECT item_id, prediction, score, extracted_by FROM results ORDER BY 1"),
+                          query(db, "SELECT item_id, status, codes, raw, input_tokens, output_tokens, cost_usd "
+                                    "FROM extractions ORDER BY 1"))
+        st = sim.stats()
+        sim.reset()
+        assert sweep(models(tmp_path / "True.toml", sim.base_url, batch=True), tmp_path / "True.duckdb",
+                     data_dir).returncode == 0
+        assert sim.stats()["total"] == 0 and not sim.stats().get("batches_created")  # nothing asked again
+    assert st["by_model"]["ex-sim"] == 6 and st["batches_created"] == {"openai": 1}  # the sync run's calls, one batch
+    assert got[True][0] == got[False][0] and {p for _, p, _, by in got[True][0]} == {'"B"'}
+    for sync_row, batch_row in zip(got[False][1], got[True][1], strict=True):
+        assert batch_row[:6] == sync_row[:6] and batch_row[6] == sync_row[6] / 2  # half the price
+    assert query(tmp_path / "True.duckdb", "SELECT lane, model, n_requests, collected FROM batches") == [
+        ("extractor", "ex", 6, True)]
 
 
 def test_a_reply_that_is_not_a_bare_code_leaves_the_answer_unread(tmp_path, data_dir):

@@ -47,12 +47,12 @@ def test_not_submitted_is_closed_and_not_counted_as_batched(tmp_path):
     batches.set_not_submitted(con, "L1", "not found after a crash")
     batches.set_created(con, "L2", "b2")
     assert [r.label for r in batches.open_batches(con, "m")] == ["L2"]
-    assert batches.batched_summary(con) == [("m", "openai", 1, 3, 1)]
+    assert batches.batched_summary(con) == [("model", "m", "openai", 1, 3, 1)]
     batches.record_batch(con, label="L3", run_id="r", model="m", provider="openai", items={"c0": ITEMS["c0"]},
                          est_cost_usd=None)  # a retry: the same item again
     batches.set_created(con, "L3", "b3")
     batches.mark_collected(con, "L2")
-    assert batches.batched_summary(con) == [("m", "openai", 2, 3, 1)]
+    assert batches.batched_summary(con) == [("model", "m", "openai", 2, 3, 1)]
     assert batches.batched_summary(con, "other") == []
 
 
@@ -68,3 +68,27 @@ def test_answered_lists_requests_whose_item_has_an_ok_row(tmp_path):
     insert_rows(con, [row("1", 0, "ok"), row("2", 0, "error"), row("2", 1, "ok")])
     assert batches.answered(con, "m", "L1") == {"c0", "c2"}
     assert batches.answered(con, "other", "L1") == set()
+
+
+def test_a_judges_batch_carries_answers_of_several_models_in_its_own_lane(tmp_path):
+    con = _con(tmp_path)
+    answers = {"q0": batches.AnswerKey("m1", "lcsts", "1", 0), "q1": batches.AnswerKey("m2", "lcsts", "1", 0)}
+    batches.record_batch(con, label="J1", run_id="r", model="j", provider="openai", items=answers,
+                         est_cost_usd=0.0, lane=batches.JUDGE)
+    batches.set_created(con, "J1", "b1")
+    batches.record_batch(con, label="L1", run_id="r", model="j", provider="openai", items=ITEMS, est_cost_usd=None)
+    batches.set_created(con, "L1", "b2")  # a model named like the judge: another lane
+    assert [r.label for r in batches.open_batches(con, "j", batches.JUDGE)] == ["J1"]
+    assert [r.label for r in batches.open_batches(con, "j")] == ["L1"]
+    assert batches.batch_answers(con, "J1") == answers
+    assert [r.lane for r in batches.list_batches(con, "j")] == ["judge", "model"]
+    assert batches.batched_summary(con) == [("model", "j", "openai", 1, 3, 1), ("judge", "j", "openai", 1, 2, 1)]
+
+
+def test_a_file_made_before_lanes_gets_the_column_with_its_batches_as_the_models(tmp_path):
+    con = _con(tmp_path)
+    batches.record_batch(con, label="L1", run_id="r", model="m", provider="openai", items=ITEMS, est_cost_usd=None)
+    con.execute("ALTER TABLE batches DROP COLUMN lane")
+    con.close()
+    con = _con(tmp_path)  # opening the file again runs store/batches.sql
+    assert [(r.label, r.lane) for r in batches.open_batches(con, "m")] == [("L1", "model")]
