@@ -55,7 +55,7 @@ def main() -> None:
             if proc.poll() is not None or time.monotonic() - t0 > 120:
                 sys.exit(f"the sweep ended before submitting: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
             time.sleep(0.05)
-        time.sleep(0.3)
+        time.sleep(1.0)  # after the engine stored the provider ids (the batches run 3 s)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         killed = sim.stats()

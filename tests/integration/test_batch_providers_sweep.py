@@ -65,6 +65,10 @@ def test_three_batched_providers_killed_after_submission_resume_without_paying_t
             while sum(sim.stats().get("batches_created", {}).values()) < 3:
                 assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()[-2000:]
                 time.sleep(0.05)
+            # Killed once the engine has stored the provider ids (it does so right after create returns,
+            # and the simulated batches run 3 s): a kill inside that short window is the lost-create
+            # case, covered by find-by-label in tests/engine/test_batch_lane.py, and Anthropic cannot look.
+            time.sleep(1.0)
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.wait()
