@@ -219,8 +219,8 @@ def test_two_different_databases_are_a_user_error(capsys):
 def test_no_argparse_caught_error_print_or_exit_outside_the_cli():
     for pkg in ("engine", "store", "benchmark", "providers"):
         for f in (ROOT / pkg).rglob("*.py"):
-            if f.parent.name == "engine" and f.name.startswith("cli"):
-                continue
+            if f.parent.name == "engine" and (f.name.startswith("cli") or f.name == "__main__.py"):
+                continue  # the CLI and the process entry (130 for a signal during the CLI's imports)
             text = f.read_text()
             assert "import argparse" not in text and "sys.exit(" not in text, f
             # an error caught and printed is the policy's job (`data pull` printing its outcome is not)
@@ -229,13 +229,21 @@ def test_no_argparse_caught_error_print_or_exit_outside_the_cli():
 
 def test_the_console_script_is_the_entry_of_python_m_engine(monkeypatch, capsys):
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["scripts"]["moodengine"] == "engine.cli:run"
-    main_module = ast.parse((ROOT / "engine" / "__main__.py").read_text())
-    calls = [n.func.id for n in ast.walk(main_module) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
-    imported = [(n.module, a.name) for n in ast.walk(main_module) if isinstance(n, ast.ImportFrom) for a in n.names]
-    assert calls == ["run"] and imported == [("engine.cli", "run")]
+    assert project["scripts"]["moodengine"] == "engine.__main__:main"
+    import engine.__main__ as entry
+
     monkeypatch.setattr(sys, "argv", ["moodengine", "export", "--help"])
     with pytest.raises(SystemExit) as e:
-        cli.run()
+        entry.main()
     out = capsys.readouterr().out
     assert e.value.code == 0 and "--format" in out and out.startswith("usage: moodengine export")
+
+
+def test_the_entry_installs_the_signal_handlers_before_importing_the_cli():
+    # A signal during the CLI's imports must exit 130 quietly (tests/integration/test_bad_input.py).
+    tree = ast.parse((ROOT / "engine" / "__main__.py").read_text())
+    main = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main")
+    first_call = main.body[0]
+    assert isinstance(first_call, ast.Expr) and first_call.value.func.id == "catch_start_up_signals"
+    top_imports = [n.module for n in tree.body if isinstance(n, ast.ImportFrom)]
+    assert top_imports == ["engine.signals"]  # engine.cli is imported inside main, after the handlers

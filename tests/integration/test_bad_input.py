@@ -145,7 +145,7 @@ def test_signal_during_start_up_exits_130_without_traceback(tmp_path, sig, delay
     time.sleep(delay)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "Traceback" not in err, (proc.returncode, err)
+    assert proc.returncode == 130 and "Traceback" not in err, (proc.returncode, err, delay)
 
 
 def _fsize_limit(limit: int):
