@@ -41,3 +41,26 @@ def llama_reachable(timeout: float = 15) -> bool:
             return r.status == 200
     except OSError:
         return False
+
+
+def sweep_killed_after_batches(args: list[str], sim, batches: int, timeout: float = 90) -> None:
+    """Start `python -m engine` with args, SIGKILL it once the simulator has seen `batches` batches created.
+
+    Killed a second after that, once the engine has stored the provider ids (it does so right after create
+    returns; the simulated batches run 3 s): a kill inside that short window is the lost-create case,
+    covered by find-by-label in tests/engine/test_batch_lane.py, and Anthropic cannot look.
+    """
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "engine", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + timeout
+        while sum(sim.stats().get("batches_created", {}).values()) < batches:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()[-2000:]
+            time.sleep(0.05)
+        time.sleep(1.0)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()

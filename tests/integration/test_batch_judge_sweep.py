@@ -5,13 +5,9 @@ answer judged once, 10% of batch requests failing and asked again in a new batch
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import time
 
 from simulator.process import SimServerProcess
-from tests.integration.helpers import query, run_cli
+from tests.integration.helpers import query, run_cli, sweep_killed_after_batches
 
 ANSWER = "Summary: 新线路下月开通，市民出行更方便。"
 MODELS = """
@@ -41,20 +37,7 @@ def test_batched_judge_killed_after_submission_resumes_without_judging_twice(tmp
         models.write_text(MODELS.format(url=sim.base_url))
         args = ["sweep", str(models), "--db", str(db), "--data-dir", str(data_dir), "--datasets", "lcsts",
                 "--limit", "40"]
-        proc = subprocess.Popen([sys.executable, "-m", "engine", *args, "--quiet"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)
-        try:
-            deadline = time.monotonic() + 90
-            while not sim.stats().get("batches_created"):
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()[-2000:]
-                time.sleep(0.05)
-            # Killed once the engine has stored the provider ids (it does so right after create returns,
-            # and the simulated batches run 3 s): a kill inside that short window is the lost-create
-            # case, covered by find-by-label in tests/engine/test_batch_lane.py, and Anthropic cannot look.
-            time.sleep(1.0)
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+        sweep_killed_after_batches([*args, "--quiet"], sim, batches=1, timeout=90)
         assert sim.stats()["batches_created"] == {"openai": 1}
         assert query(db, "SELECT lane, model, n_requests, batch_id IS NOT NULL, collected FROM batches") == [
             ("judge", "sim-judge", 40, True, False)]  # recorded, with its provider id, before the wait

@@ -8,16 +8,12 @@ skipped where they are not there yet."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
 from providers import registry
 from simulator.process import SimServerProcess
-from tests.integration.helpers import query, run_cli
+from tests.integration.helpers import query, run_cli, sweep_killed_after_batches
 
 pytestmark = pytest.mark.skipif(not hasattr(registry, "make_batch_api"),
                                 reason="the provider batch wire is not in this tree")
@@ -58,20 +54,7 @@ def test_three_batched_providers_killed_after_submission_resume_without_paying_t
         est = run_cli(*args, "--estimate")
         assert est.returncode == 0, est.stderr
         assert est.stdout.count("batch price (x0.5)") == 3
-        proc = subprocess.Popen([sys.executable, "-m", "engine", *args, "--quiet"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)
-        try:
-            deadline = time.monotonic() + 60
-            while sum(sim.stats().get("batches_created", {}).values()) < 3:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read().decode()[-2000:]
-                time.sleep(0.05)
-            # Killed once the engine has stored the provider ids (it does so right after create returns,
-            # and the simulated batches run 3 s): a kill inside that short window is the lost-create
-            # case, covered by find-by-label in tests/engine/test_batch_lane.py, and Anthropic cannot look.
-            time.sleep(1.0)
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+        sweep_killed_after_batches([*args, "--quiet"], sim, batches=3, timeout=60)
         assert sim.stats()["batches_created"] == {"openai": 1, "anthropic": 1, "gemini": 1}
         r = run_cli(*args, "--quiet", timeout=300)
         assert r.returncode == 0, r.stderr
