@@ -101,7 +101,7 @@ def write_models(path: Path, rows: list[dict], accounts: dict[str, int], window:
 
 
 def child(args: argparse.Namespace) -> None:
-    from engine.sweep import SweepOptions, sweep
+    from engine.sweep.sweep import SweepOptions, sweep
 
     opts = SweepOptions(models_path=Path(args.models), db=Path(args.db), data_dir=Path("."), suite="moodbench",
                         datasets=["synthetic"], limit=args.items, quiet=True)

@@ -3,7 +3,7 @@
     .venv/bin/python bench/throughput.py            # all scenarios (~3 minutes)
     .venv/bin/python bench/throughput.py --only zero-latency
 
-Every scenario runs the real engine (`engine.sweep.sweep`: plan, scheduler,
+Every scenario runs the real engine (`engine.sweep.sweep.sweep`: plan, scheduler,
 OpenAI adapter over HTTP, scoring, batched DuckDB writer) in a fresh child
 process against the simulated server (its own process), on the `synthetic`
 dataset, into a new DuckDB file. Numbers are printed with the command.
@@ -36,7 +36,7 @@ def write_models(path: Path, base_url: str, n_models: int, concurrency: int) -> 
 
 def child(args: argparse.Namespace) -> None:
     """Run one sweep in this process and print its measurements as JSON."""
-    from engine.sweep import SweepOptions, sweep
+    from engine.sweep.sweep import SweepOptions, sweep
 
     opts = SweepOptions(models_path=Path(args.models), db=Path(args.db), data_dir=Path("."), suite="moodbench",
                         datasets=["synthetic"], limit=args.items, quiet=True)
@@ -74,9 +74,9 @@ def seed_completed(db: Path, models_file: Path, n_models: int, items: int) -> No
     """Write n_models x items completed rows, exactly as a finished sweep would have."""
     from benchmark import registry
     from engine.config import load_models
-    from engine.generation import request_stamp
-    from engine.identity import identity_hash, model_identity
-    from engine.plan import load_dataset, run_stamp
+    from engine.run.generation import request_stamp
+    from engine.sweep.identity import identity_hash, model_identity
+    from engine.lanes.work import load_dataset, run_stamp
     from store import identity as store_identity
     from store.db import connect
     from store.writer import ResultRow, insert_rows

@@ -164,8 +164,8 @@ class Dataset(Protocol):
     @property
     def samples(self) -> int: ...  # answers per item (1 unless a method needs several)
     @property
-    def max_tokens(self) -> int: ...  # output allowance when models.toml sets none (engine/generation.py)
-    # row -> extra fields read by the prompt; its source enters the model identity (engine/identity.py)
+    def max_tokens(self) -> int: ...  # output allowance when models.toml sets none (engine/run/generation.py)
+    # row -> extra fields read by the prompt; its source enters the model identity (engine/sweep/identity.py)
     @property
     def derive(self) -> Callable[[dict], dict] | None: ...
     # Where `records` reads, most preferred first: the one place a dataset's paths are declared
@@ -173,7 +173,7 @@ class Dataset(Protocol):
     @property
     def files(self) -> tuple[Files, ...]: ...
     @property
-    def rubric(self) -> Rubric | None: ...  # how a judge model grades its answers (engine/judge.py); None: no judge
+    def rubric(self) -> Rubric | None: ...  # how a judge model grades its answers (engine/lanes/judge.py); None: no judge
     # The primary metric (0..1) of a uniform random answer and of always giving the commonest one.
     @property
     def chance_baseline(self) -> float | None: ...

@@ -1,7 +1,7 @@
 """Judge rubrics: the prompt a judge model gets for one answer, and the strict reading of its reply.
 
 A dataset scored by a judge names its rubric in its declaration (``rubric=``, a
-member of the Dataset contract). The engine's judge lane (engine/judge.py) builds the
+member of the Dataset contract). The engine's judge lane (engine/lanes/judge.py) builds the
 prompt, calls the judge, and stores the reply with what ``parse`` made of it.
 
 A reply is read strictly, never guessed at:

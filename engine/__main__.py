@@ -2,11 +2,11 @@
 
 import sys
 
-from engine.signals import catch_start_up_signals
+from engine.run.signals import catch_start_up_signals
 
 
 def main() -> None:
-    # Installed before the imports that take most of start-up (engine/signals.py is stdlib only), so a
+    # Installed before the imports that take most of start-up (engine/run/signals.py is stdlib only), so a
     # signal that lands during them also ends quietly with 130 instead of a traceback or a death by signal.
     catch_start_up_signals()
     try:

@@ -63,10 +63,10 @@ def _guard(fn: Callable[[], int]) -> int:
 
 def run() -> None:
     """The process entry of `python -m engine` and of the `moodengine` console script."""
-    from engine.signals import catch_start_up_signals, signalled
+    from engine.run.signals import catch_start_up_signals, signalled
 
     # A signal during start-up (imports, planning) ends quietly with 130, like one during the run;
-    # the run loop installs its own handlers while it calls models (engine/interrupt.py).
+    # the run loop installs its own handlers while it calls models (engine/run/interrupt.py).
     catch_start_up_signals()
     try:
         code = main()

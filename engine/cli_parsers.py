@@ -100,7 +100,7 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
 
 def _sweep(args: argparse.Namespace) -> int:
     from engine.errors import EXIT_INTERRUPTED, EXIT_UNREACHABLE
-    from engine.sweep import SweepOptions, sweep
+    from engine.sweep.sweep import SweepOptions, sweep
 
     # `--datasets ""` is an empty selection (an error), not "every dataset".
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets is not None else None
@@ -109,13 +109,13 @@ def _sweep(args: argparse.Namespace) -> int:
                         allow_mixed=args.allow_mixed, budget_usd=args.budget, pull=args.pull,
                         serve_port=args.serve)
     if args.estimate:
-        from engine.estimate import estimate, print_estimate
+        from engine.sweep.cost import estimate, print_estimate
 
         print_estimate(estimate(opts))
         return 0
     result = sweep(opts)
     if not args.quiet and result.db is not None:
-        from engine.summary import print_summary
+        from engine.report.summary import print_summary
 
         print_summary(result.db, result.suite)
     print(f"results: {result.db} ({result.rows_written} rows written this run"
@@ -129,7 +129,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------- reading a results database
 def _report_args(p: argparse.ArgumentParser) -> None:
-    from engine.report import FORMATS
+    from engine.report.leaderboard import FORMATS
 
     add_db(p, "DuckDB results file", alias=True)
     add_suite(p)
@@ -142,7 +142,7 @@ def _report_args(p: argparse.ArgumentParser) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from engine.report import ReportOptions, report
+    from engine.report.leaderboard import ReportOptions, report
 
     return report(ReportOptions(db=db_of(args), suite=args.suite, model=args.model, reload=args.reload,
                                 html=args.html, format=args.format))
@@ -183,7 +183,7 @@ def _export_args(p: argparse.ArgumentParser) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from engine.export import ExportOptions, export_db
+    from engine.report.export import ExportOptions, export_db
 
     return export_db(ExportOptions(db=args.db, out=args.out, format=args.format, suite=args.suite))
 
@@ -199,7 +199,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from engine.compare import CompareOptions, compare
+    from engine.report.compare import CompareOptions, compare
 
     return compare(CompareOptions(db=args.db, model_a=args.model_a, model_b=args.model_b, suite=args.suite,
                                   replicates=args.replicates, seed=args.seed, json_out=args.json))
@@ -213,7 +213,7 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from engine.serve import ServeOptions, serve
+    from engine.report.serve import ServeOptions, serve
 
     return serve(ServeOptions(db=args.db, port=args.port, host=args.host, suite=args.suite))
 
@@ -226,7 +226,7 @@ def _extract_args(p: argparse.ArgumentParser) -> None:
 
 
 def _extract(args: argparse.Namespace) -> int:
-    from engine.extract_cmd import ExtractOptions, extract
+    from engine.sweep.extract import ExtractOptions, extract
 
     return extract(ExtractOptions(file=args.file, extractor=args.extractor))
 
@@ -241,7 +241,7 @@ def _rescore_args(p: argparse.ArgumentParser) -> None:
 
 
 def _rescore(args: argparse.Namespace) -> int:
-    from engine.rescore import RescoreOptions, rescore
+    from engine.sweep.rescore import RescoreOptions, rescore
 
     return rescore(RescoreOptions(db=args.db, datasets=csv_list(args.datasets), models=csv_list(args.models),
                                   suite=args.suite, data_dir=args.data_dir, quiet=args.quiet,
@@ -257,7 +257,7 @@ def _batches_args(p: argparse.ArgumentParser) -> None:
 
 
 def _batches(args: argparse.Namespace) -> int:
-    from engine.batches_cmd import BatchesOptions, batches
+    from engine.sweep.batches import BatchesOptions, batches
 
     return batches(BatchesOptions(db=args.db, model=args.model, cancel=args.cancel, models=args.models))
 
@@ -280,7 +280,7 @@ def _pull_args(p: argparse.ArgumentParser) -> None:
 
 
 def _data_options(args: argparse.Namespace) -> Any:
-    from engine.data import DataOptions
+    from engine.data.pull import DataOptions
 
     more = {k: getattr(args, k) for k in ("base_url", "concurrency", "quiet") if hasattr(args, k)}
     return DataOptions(suite=args.suite, datasets=args.datasets, data_dir=args.data_dir, manifest=args.manifest,
@@ -288,13 +288,13 @@ def _data_options(args: argparse.Namespace) -> Any:
 
 
 def _pull(args: argparse.Namespace) -> int:
-    from engine.data import pull
+    from engine.data.pull import pull
 
     return pull(_data_options(args))
 
 
 def _list(args: argparse.Namespace) -> int:
-    from engine.data import list_data
+    from engine.data.pull import list_data
 
     return list_data(_data_options(args))
 
@@ -320,7 +320,7 @@ def _cb_generate_args(p: argparse.ArgumentParser) -> None:
 
 
 def _cb_generate(args: argparse.Namespace) -> int:
-    from engine.compactbench import GenerateOptions, generate
+    from engine.compactbench.command import GenerateOptions, generate
 
     return generate(GenerateOptions(template=args.template, seed=args.seed, difficulty=args.difficulty,
                                     mode=args.mode, shape=args.shape, benchmarks_dir=args.benchmarks_dir))
@@ -336,7 +336,7 @@ def _cb_run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _cb_run(args: argparse.Namespace) -> int:
-    from engine.compactbench import RunOptions, run
+    from engine.compactbench.command import RunOptions, run
 
     return run(RunOptions(models=args.models, db=db_of(args, Path("results.duckdb")),
                           benchmarks_dir=args.benchmarks_dir, fresh=args.fresh, allow_mixed=args.allow_mixed,
@@ -349,7 +349,7 @@ def _cb_scores_args(p: argparse.ArgumentParser) -> None:
 
 
 def _cb_scores(args: argparse.Namespace) -> int:
-    from engine.compactbench import ScoresOptions, scores
+    from engine.compactbench.command import ScoresOptions, scores
 
     return scores(ScoresOptions(db=db_of(args, Path("results.duckdb")), tier=args.tier))
 

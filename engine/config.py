@@ -60,7 +60,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     base_url: str | None = None
     api_key_env: str | None = None
     account: str | None = None  # share the rpm/tpm of [accounts.NAME]
-    # In-flight requests; None: DEFAULT_CONCURRENCY, or a local server's slot count (engine/local_server.py).
+    # In-flight requests; None: DEFAULT_CONCURRENCY, or a local server's slot count (engine/sweep/local_server.py).
     max_concurrency: int | None = None
     adaptive: bool = True  # halve concurrency when throttled (429), grow it back by one per window of successes
     rpm: float | None = None  # this model's own limits (on top of its account's)
@@ -96,8 +96,8 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     gguf: str | None = None
     # Free description kept with the results: institution, open_source, params_b, family ...
     metadata: dict[str, Any] = {}
-    # Ask through the provider's batch API (engine/batch_lane.py; for [judge] and [extractor],
-    # engine/batch_side.py): half the price, answers within 24 h. Not part of the model's identity
+    # Ask through the provider's batch API (engine/lanes/batch/model_lane.py; for [judge] and [extractor],
+    # engine/lanes/batch/side_lane.py): half the price, answers within 24 h. Not part of the model's identity
     # or stamps: a batched answer is the same measurement.
     batch: bool = False
     # Requests a batch failed, expired or cancelled: "batch" (asked again in a new batch) or
@@ -150,7 +150,7 @@ class ModelsFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     models: list[ModelConfig]
     accounts: dict[str, Account] = {}
     sweep: SweepDefaults = SweepDefaults()
-    # CompactBench's own section (targets, compactors); typed and validated by engine.compactbench.
+    # CompactBench's own section (targets, compactors); typed and validated by engine.compactbench.command.
     compactbench: dict[str, Any] = {}
     # [judge]: a model used only to judge answers (docs/judges.md), never evaluated itself.
     # Same keys as a [[models]] entry; `name` defaults to "judge"; [defaults] do not apply.

@@ -24,7 +24,7 @@ ADAPTERS = {
     "openai": (OpenAIChat, "https://api.openai.com/v1"),
     "anthropic": (AnthropicChat, "https://api.anthropic.com"),
     "gemini": (GeminiChat, "https://generativelanguage.googleapis.com"),
-    # A llama.cpp server the engine starts itself (engine/local_server.py); its
+    # A llama.cpp server the engine starts itself (engine/sweep/local_server.py); its
     # base_url is only known once it listens, so there is no default.
     "local": (OpenAIChat, ""),
 }

@@ -1,4 +1,4 @@
--- Provider batches (engine/batch_lane.py). A batch is recorded before it is submitted (status
+-- Provider batches (engine/lanes/batch/model_lane.py). A batch is recorded before it is submitted (status
 -- 'submitting', its label known) and its provider id stored right after the provider created it,
 -- before the engine waits on it: a rerun after a crash re-attaches instead of submitting again.
 

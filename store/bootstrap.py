@@ -14,7 +14,7 @@ through the SAME SQL as the views above dataset_scores (views.sql's hierarchy
 template, rendered per (replicate, model)), materialised as temp tables
 boot_dataset_scores ... boot_leaderboard. compute_intervals stores their 95 %
 percentile bounds in interval_bounds, read by the `intervals` and `leaderboard`
-views; engine/compare.py reads the replicate tables for two models directly.
+views; engine/report/compare.py reads the replicate tables for two models directly.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 -- The [extractor] model's readings of choice answers the rules left unread
--- (engine/extractor_lane.py, benchmark/extractor_prompt.py; docs/extraction.md).
+-- (engine/lanes/extract_lane.py, benchmark/extract_prompt.py; docs/extraction.md).
 
 -- One row per asked answer and extractor. A reading belongs to one answer (answer_md5 =
 -- md5 of the response it read), so an answer asked again and changed is read again.
@@ -9,7 +9,7 @@ CREATE TABLE IF NOT EXISTS extractions (
     item_id          VARCHAR NOT NULL,
     sample           INTEGER NOT NULL,
     extractor        VARCHAR NOT NULL,   -- models.toml [extractor] name
-    prompt_version   VARCHAR NOT NULL,   -- benchmark.extractor_prompt.VERSION: template and reply parsing
+    prompt_version   VARCHAR NOT NULL,   -- benchmark.extract_prompt.VERSION: template and reply parsing
     answer_md5       VARCHAR NOT NULL,   -- md5(results.response) of the answer read
     status           VARCHAR NOT NULL,   -- 'ok' (codes read) | 'none' (it replied NONE) | 'unparsed' (its reply
                                          -- was not a bare code list) | 'refused' | 'error' (retried next run)

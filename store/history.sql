@@ -1,4 +1,4 @@
--- Re-scoring (`python -m engine rescore`, engine/rescore.py): stored responses read again with the
+-- Re-scoring (`python -m engine rescore`, engine/sweep/rescore.py): stored responses read again with the
 -- current extractor and scorers. Rows are updated in place; the values they replace are kept here.
 
 -- One row per rescore invocation.

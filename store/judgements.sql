@@ -1,4 +1,4 @@
--- Judge verdicts on the answers in `results` (engine/judge.py, benchmark/judges.py; docs/judges.md).
+-- Judge verdicts on the answers in `results` (engine/lanes/judge.py, benchmark/judges.py; docs/judges.md).
 -- Created before views.sql, whose metric_values reads judge_metric_values.
 
 -- One row per judged answer and judge. A verdict belongs to one answer: answer_md5 is

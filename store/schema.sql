@@ -46,7 +46,7 @@ ALTER TABLE results ADD COLUMN IF NOT EXISTS run_id VARCHAR;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS identity VARCHAR;
 ALTER TABLE results ADD COLUMN IF NOT EXISTS extracted_by VARCHAR;
 
--- What answered a row (engine/identity.py): provider, base_url (never credentials), model id,
+-- What answered a row (engine/sweep/identity.py): provider, base_url (never credentials), model id,
 -- context_tokens, the dataset's derivation hash. A resume with another identity stops.
 CREATE TABLE IF NOT EXISTS identities (
     identity VARCHAR PRIMARY KEY,

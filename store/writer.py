@@ -46,7 +46,7 @@ class ResultRow(msgspec.Struct, array_like=True):
     blocked: str | None = None  # refusal / safety block reason (status stays 'ok')
     cost_usd: float | None = None
     run_id: str | None = None
-    identity: str | None = None  # identities.identity of what answered (engine/identity.py)
+    identity: str | None = None  # identities.identity of what answered (engine/sweep/identity.py)
     # 'rules' | 'model'; None: derived on insert ('rules' when an ok row has a prediction).
     extracted_by: str | None = None
 

@@ -22,7 +22,7 @@ from benchmark.mcq import ChoiceDataset
 from benchmark.registry import register
 
 # Any for the type checker: `_derive` reads a match only where all(found) holds, and its source is part
-# of the model identity (engine/identity.py), so its lines stay as they are.
+# of the model identity (engine/sweep/identity.py), so its lines stay as they are.
 _LETTERED: Any = re.compile(r"^([A-D])[.?]\s*")
 _SPACED = {k: re.compile(rf"^{k}\s+") for k in "ABCD"}  # "A first": only at its own position
 

@@ -235,7 +235,7 @@ def _digest(value: Any) -> str:
 
 
 def _golden_stamps(ds: Any) -> dict[str, Any]:
-    from engine.identity import derivation
+    from engine.sweep.identity import derivation
 
     return {"prompt_hash": ds.prompt_hash(), "scorer_version": ds.scorer_version, "derivation": derivation(ds),
             "max_tokens": ds.max_tokens, "samples": ds.samples, "metrics": _digest(ds.metrics)}

@@ -14,7 +14,7 @@ import anyio
 import orjson
 
 from benchmark.dataset import DatasetBase, Item, Message, MetricSpec, Scored
-from engine.plan import PlannedDataset
+from engine.lanes.work import PlannedDataset
 from providers.base import ChatResult
 from providers.batch import (
     CANCELLED,

@@ -1,4 +1,4 @@
-"""The sweep stores each dataset's declared baselines (engine/baselines.py -> store/runs.py)."""
+"""The sweep stores each dataset's declared baselines (engine/report/baselines.py -> store/runs.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 
 from benchmark import registry
 from benchmark.dataset import DatasetBase
-from engine.baselines import declared_baselines
-from engine.sweep import record_metrics
+from engine.report.baselines import declared_baselines
+from engine.sweep.sweep import record_metrics
 from store.views import ensure_views
 
 

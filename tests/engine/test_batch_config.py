@@ -4,7 +4,7 @@ import pytest
 
 from engine.config import load_models
 from engine.errors import UserError
-from engine.identity import model_identity
+from engine.sweep.identity import model_identity
 from tests.engine.fakes import FakeDataset
 
 BASE = """

@@ -1,4 +1,4 @@
-"""A batched [judge] (engine/batch_side.py over engine/batch_core.py) against an in-memory batch API: verdicts
+"""A batched [judge] (engine/lanes/batch/side_lane.py over engine/lanes/batch/core.py) against an in-memory batch API: verdicts
 stored as synchronous judging stores them, one batch per split, re-attachment after a crash, nothing judged
 twice, retries by the judge's rules."""
 
@@ -14,11 +14,11 @@ import pytest
 
 from benchmark import registry
 from benchmark.judges import rubric_for
-from engine import batch_core
+from engine.lanes.batch import core as batch_core
 from engine.config import load_models
-from engine.judge import JudgeLane, JudgePlan
-from engine.plan import PlannedDataset
-from engine.progress import Progress
+from engine.lanes.judge import JudgeLane, JudgePlan
+from engine.lanes.work import PlannedDataset
+from engine.run.progress import Progress
 from providers.base import ChatResult
 from providers.batch import EXPIRED
 from providers.limits import Limits

@@ -1,4 +1,4 @@
-"""engine/batch_lane.py against an in-memory batch API: limits, durability, re-attachment, retries, errors."""
+"""engine/lanes/batch/model_lane.py against an in-memory batch API: limits, durability, re-attachment, retries, errors."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from engine import batch_core
-from engine.batch_core import MAX_ROUNDS
-from engine.batch_lane import BatchLane
-from engine.batch_requests import CUSTOM_ID, custom_id
+from engine.lanes.batch import core as batch_core
+from engine.lanes.batch.core import MAX_ROUNDS
+from engine.lanes.batch.model_lane import BatchLane
+from engine.lanes.batch.requests import CUSTOM_ID, custom_id
 from engine.config import ModelConfig, Price
-from engine.generation import ProviderSet
-from engine.plan import lane
-from engine.progress import Progress
-from engine.scheduler import Budget, Stamps
+from engine.run.generation import ProviderSet
+from engine.lanes.work import lane
+from engine.run.progress import Progress
+from engine.lanes.model_lane import Budget, Stamps
 from providers.batch import EXPIRED, FAILED
 from providers.errors import ErrorClass, ProviderError
 from store import batches, resume

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import anyio
 
-from engine import batch_core
-from engine.batches_cmd import report_lines, table
+from engine.lanes.batch import core as batch_core
+from engine.sweep.batches import report_lines, table
 from engine.cli import main
 from providers.batch import BatchRequest
 from store import batches

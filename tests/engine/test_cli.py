@@ -22,11 +22,12 @@ from benchmark.dataset import DataMissing
 from benchmark.errors import UserError
 from benchmark.sources import SourcesError
 from benchmark.suite import SuiteError
-from engine import cli, cli_parsers
+from engine import cli
+from engine import cli_parsers
 from engine.cli import build, main, parse
 from engine.cli_parsers import COMMANDS, Command, db_of
-from engine.export import ExportError
-from engine.report import ReportError
+from engine.report.export import ExportError
+from engine.report.leaderboard import ReportError
 from providers.errors import ProviderError
 from store.db import StoreError, StoreLocked
 from store.import_scores import ScoreFileError
@@ -66,7 +67,8 @@ def test_interrupted_exits_130(monkeypatch, capsys):
 
 
 def test_exit_statuses_are_the_documented_ones():
-    from engine import data, errors
+    from engine.data import pull as data
+    from engine import errors
 
     assert (errors.EXIT_FAILED, errors.EXIT_USAGE, errors.EXIT_UNREACHABLE, errors.EXIT_INTERRUPTED) == (1, 2, 3, 130)
     assert data.EXIT_OFFLINE == cli.EXIT_UNREACHABLE == 3
@@ -246,4 +248,4 @@ def test_the_entry_installs_the_signal_handlers_before_importing_the_cli():
     first_call = main.body[0]
     assert isinstance(first_call, ast.Expr) and first_call.value.func.id == "catch_start_up_signals"
     top_imports = [n.module for n in tree.body if isinstance(n, ast.ImportFrom)]
-    assert top_imports == ["engine.signals"]  # engine.cli is imported inside main, after the handlers
+    assert top_imports == ["engine.run.signals"]  # engine.cli is imported inside main, after the handlers

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from engine.cli import main
-from engine.compare import bootstrap_p, compare_models, mcnemar_exact
+from engine.report.compare import bootstrap_p, compare_models, mcnemar_exact
 from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric
 
 # Hand-computed: p = min(1, 2 * sum_{i <= min} C(n, i) / 2^n), n = discordant items.

@@ -25,7 +25,7 @@ from aiohttp import web
 
 from benchmark import sources
 from benchmark.suite import load_suite
-from engine import fetch
+from engine.data import fetch
 from engine.cli import main
 
 EQ60 = "moodbench/values/mental_health/liangbiao/data/meq/EQ-60共情商量表-中文.json"

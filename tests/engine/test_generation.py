@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from benchmark import registry
 from engine.config import ModelConfig
-from engine.generation import ProviderSet, dataset_generation, prompt_budgets, request_stamp
+from engine.run.generation import ProviderSet, dataset_generation, prompt_budgets, request_stamp
 
 
 def model(**kw) -> ModelConfig:

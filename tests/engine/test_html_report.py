@@ -12,9 +12,9 @@ import orjson
 import pytest
 from plotly.offline import get_plotlyjs
 
-from engine.html_figures import _least_squares, figures
-from engine.html_items import inline_items, items_payload
-from engine.html_page import render_page
+from engine.report.html.figures import _least_squares, figures
+from engine.report.html.items import inline_items, items_payload
+from engine.report.html.page import render_page
 from store.db import ensure_schema
 
 ABILITIES = [

@@ -6,7 +6,7 @@ import msgspec
 
 from benchmark import registry
 from engine.config import ModelConfig
-from engine.identity import (
+from engine.sweep.identity import (
     derivation,
     describe_change,
     identity_hash,

@@ -1,4 +1,4 @@
-"""The [judge] table of models.toml and one judgement at a time (engine/judge.py), with a fake provider."""
+"""The [judge] table of models.toml and one judgement at a time (engine/lanes/judge.py), with a fake provider."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from benchmark import registry
 from benchmark.judges import rubric_for
 from engine.config import load_models
 from engine.errors import UserError
-from engine.judge import JudgeLane, JudgePlan, plan_judging
-from engine.plan import PlannedDataset
-from engine.progress import Progress
+from engine.lanes.judge import JudgeLane, JudgePlan, plan_judging
+from engine.lanes.work import PlannedDataset
+from engine.run.progress import Progress
 from providers.base import ChatResult
 from providers.errors import ErrorClass, ProviderError
 from providers.limits import Limits

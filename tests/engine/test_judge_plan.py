@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmark.dataset import Item, Message
-from engine.plan import PlannedDataset, lane
+from engine.lanes.work import PlannedDataset, lane
 from tests.engine.fakes import FakeDataset
 
 

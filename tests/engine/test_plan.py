@@ -1,4 +1,4 @@
-from engine.plan import PlannedDataset, lane
+from engine.lanes.work import PlannedDataset, lane
 from tests.engine.fakes import FakeDataset
 
 

@@ -10,9 +10,9 @@ import duckdb
 import pytest
 
 from engine.cli import main
-from engine.report import drilldown, leaderboard
-from engine.report_table import Column, output_width, render, text_table
-from engine.report_tree import tree_lines
+from engine.report.leaderboard import drilldown, leaderboard
+from engine.report.table import Column, output_width, render, text_table
+from engine.report.tree import tree_lines
 from tests.store.test_views_support import flat_suite, load_toml, make_db, metric, scored
 
 SUITE = flat_suite(

@@ -1,4 +1,4 @@
-"""engine/rescore.py on a hand-made DuckDB file: rows read again in place, old values kept, views follow."""
+"""engine/sweep/rescore.py on a hand-made DuckDB file: rows read again in place, old values kept, views follow."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import duckdb
 from msgspec.structs import replace
 
 from benchmark.dataset import DatasetBase, Item, Message, MetricSpec, Scored
-from engine.rescore import Tally, rescore_dataset
+from engine.sweep.rescore import Tally, rescore_dataset
 from store.db import connect
 from store.writer import insert_rows
 from tests.store.helpers import row

@@ -1,4 +1,4 @@
-"""engine.run_context: the run skeleton's close, outcome and interrupt handling."""
+"""engine.run.context: the run skeleton's close, outcome and interrupt handling."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import anyio
 import duckdb
 import pytest
 
-from engine.progress import Progress
-from engine.run_context import Budget, RunContext, execute
+from engine.run.progress import Progress
+from engine.run.context import Budget, RunContext, execute
 
 
 class Record:

@@ -1,11 +1,11 @@
-"""engine.runloop: the calling phase's loop and collector settings, and that both are put back."""
+"""engine.run.eventloop: the calling phase's loop and collector settings, and that both are put back."""
 
 import asyncio
 import gc
 
 import pytest
 
-from engine import runloop
+from engine.run import eventloop as runloop
 
 
 def test_runs_on_uvloop_when_installed_and_restores_the_collector():

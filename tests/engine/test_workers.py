@@ -1,11 +1,11 @@
-"""engine.workers: the lane helper's width, stop, drain and error behaviour."""
+"""engine.run.workers: the lane helper's width, stop, drain and error behaviour."""
 
 from __future__ import annotations
 
 import anyio
 import pytest
 
-from engine.workers import STOP, run_workers
+from engine.run.workers import STOP, run_workers
 
 
 def _run(fn):

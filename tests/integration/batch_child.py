@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from engine import batch_core
+from engine.lanes.batch import core as batch_core
 from engine.cli import main
 from providers.errors import ErrorClass, ProviderError
 from simulator.core import make_answer

@@ -13,10 +13,10 @@ import time
 import orjson
 import pytest
 
-from engine import batch_core
-from engine.batches_cmd import report_lines
-from engine.estimate import estimate
-from engine.sweep import SweepOptions, sweep
+from engine.lanes.batch import core as batch_core
+from engine.sweep.batches import report_lines
+from engine.sweep.cost import estimate
+from engine.sweep.sweep import SweepOptions, sweep
 from providers.errors import ErrorClass, ProviderError
 from simulator.core import make_answer
 from simulator.server import SimServerProcess

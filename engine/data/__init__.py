@@ -1,0 +1,5 @@
+"""Getting the datasets: `data pull` and `data list`, over the download machinery of `fetch`.
+
+Entry point: `engine.data.pull.pull`.
+May import: `engine.errors` (and benchmark).
+"""

@@ -1,0 +1,123 @@
+"""Per-model lanes: a bounded pool of workers (engine/run/workers.py) pulls work lazily from the model's stream."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import Any
+
+from engine.run.generation import ProviderSet
+from engine.lanes.work import Work
+from engine.run.progress import Progress
+from engine.run.context import Budget, RowSink, RunContext
+from engine.run.workers import STOP, run_workers
+from providers.base import ChatResult, Provider
+from providers.errors import ProviderError, Unreachable
+from providers.http import DEFAULT_MAX_OUTPUT
+from store.writer import ResultRow
+
+__all__ = ["Budget", "ModelLane", "Stamps", "estimate_cost", "evaluate"]  # Budget: the run's, re-exported for lanes
+
+
+class Stamps:
+    """What every row of this model's run carries besides its result."""
+
+    def __init__(self, suite_version: str, prompt_hash: dict[str, str], *, run_id: str | None = None,
+                 price: Any = None, max_output: int | None = None, identity: dict[str, str] | None = None):
+        self.suite_version = suite_version
+        self.prompt_hash = prompt_hash  # per dataset, for this model
+        self.run_id = run_id
+        self.price = price  # engine.config.Price or None
+        self.max_output = max_output or DEFAULT_MAX_OUTPUT  # for cost estimates
+        self.identity = identity or {}  # per dataset: hash of what answers (engine/sweep/identity.py)
+
+
+def estimate_cost(w: Work, stamps: Stamps) -> float:
+    """Upper-bound cost of one item: prompt bytes / 3 tokens in, max_tokens out."""
+    if stamps.price is None:
+        return 0.0
+    est_in = sum(len(m.content.encode()) for m in w.item.messages) // 3
+    return stamps.price.cost(est_in, stamps.max_output) or 0.0
+
+
+class ModelLane:
+    """One evaluated model's lane: its items, `concurrency` at a time, into the run's `answers`.
+
+    Takes the RunContext as its one input (engine/run/context.py), as any lane does.
+    """
+
+    def __init__(self, model: str, *, provider: Provider | ProviderSet, work: Iterator[Work], concurrency: int, stamps: Stamps):
+        self.model, self.provider, self.work = model, provider, work
+        self.concurrency, self.stamps = concurrency, stamps
+
+    async def run(self, ctx: RunContext) -> None:
+        await self.drive(ctx.answers, ctx.progress, ctx.budget)
+
+    async def drive(self, answers: RowSink, progress: Progress, budget: Budget | None) -> None:
+        """The lane on explicit parts (a batch lane asks its leftovers this way, inside its own run)."""
+        model, provider, stamps = self.model, self.provider, self.stamps
+
+        async def one(w: Work) -> object:
+            est = 0.0
+            if budget is not None:
+                est = estimate_cost(w, stamps)
+                if not budget.reserve(est):
+                    return STOP  # the item stays pending: a later run asks it
+            try:
+                row = await evaluate(model, provider, w, stamps)
+            except Unreachable:
+                # The endpoint's breaker gave up: this item and the rest stay unasked (not errors),
+                # so the same command asks exactly them once the endpoint answers.
+                if budget is not None:
+                    budget.settle(est, None)
+                return STOP
+            if budget is not None:
+                budget.settle(est, row.cost_usd)
+            await answers.put(row)
+            progress.advance(model, ok=row.status == "ok")
+            return None
+
+        await run_workers(self.work, width=self.concurrency, handle=one)
+
+
+async def evaluate(model: str, provider: Provider | ProviderSet, w: Work, stamps: Stamps) -> ResultRow:
+    started = datetime.now(timezone.utc)
+    try:
+        # A model's datasets may differ in generation settings (engine/run/generation.py).
+        chat = provider.for_dataset(w.planned.id).chat if isinstance(provider, ProviderSet) else provider.chat
+        res = await chat(w.item.messages, w.item.answer)
+    except ProviderError as e:
+        return build_row(model, w, stamps, started, e)
+    return build_row(model, w, stamps, started, res)
+
+
+def build_row(model: str, w: Work, stamps: Stamps, started: datetime, outcome: ChatResult | ProviderError) -> ResultRow:
+    """The row of one answer (scored) or one error: the same for a call and a batch request."""
+    ds = w.planned.dataset
+    item = w.item
+    base: dict[str, Any] = dict(model=model, dataset=ds.id, item_id=item.id, sample=w.sample, gold=item.gold,
+                prompt_hash=stamps.prompt_hash[ds.id], suite_version=stamps.suite_version,
+                scorer_version=ds.scorer_version, started_at=started, run_id=stamps.run_id,
+                identity=stamps.identity.get(ds.id))
+    if isinstance(outcome, ProviderError):
+        err = outcome
+        return ResultRow(**base, status="error", error_class=err.klass.value, error=str(err)[:1000],
+                         attempts=err.attempts, response=None, prediction=None, score=None, measures=None,
+                         latency_ms=None, input_tokens=None, output_tokens=None, model_version=None,
+                         finished_at=datetime.now(timezone.utc))
+    res = outcome
+    price = stamps.price
+    call: dict[str, Any] = dict(attempts=res.attempts, response=res.text, latency_ms=res.latency_ms,
+                input_tokens=res.input_tokens, output_tokens=res.output_tokens,
+                model_version=res.model_version, finish_reason=res.finish_reason, blocked=res.blocked,
+                cost_usd=price.cost(res.input_tokens, res.output_tokens) if price is not None else None)
+    try:
+        # A refusal or safety block has empty text: the scorer sees no answer (unparsed).
+        scored = ds.score(item, res.text, finish_reason=res.finish_reason)
+    except Exception as e:  # noqa: BLE001 - a scorer bug must not cost the answer: store it, retry on resume
+        detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+        return ResultRow(**base, **call, status="error", error_class="scorer", error=f"scoring failed: {detail}"[:1000],
+                         prediction=None, score=None, measures=None, finished_at=datetime.now(timezone.utc))
+    return ResultRow(**base, **call, status="ok", error_class=None, error=None, prediction=scored.prediction,
+                     score=scored.score, measures=scored.measures, finished_at=datetime.now(timezone.utc))

@@ -1,0 +1,6 @@
+"""Reading results: the leaderboard, its tables and tree, compare, export, serve, the end-of-run summary and
+the HTML page (`engine/report/html/`, its assets beside it). Read-only: nothing here writes results.
+
+Entry point: `engine.report.leaderboard.report` (`python -m engine report DB`).
+May import: `engine.run`, `engine.errors`, `engine.version`.
+"""

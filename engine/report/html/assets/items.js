@@ -1,0 +1,120 @@
+// The item browser: one dataset, one model (and optionally a second, side by side). Items
+// come inline (static report, under its size cap) or from api/items (serve), in the shape
+// engine/report/html/items.py writes: {ids, gold, rows: {model: [[i, response, prediction, score, error, blocked]]}}.
+"use strict";
+
+const IT = { inline: null, cache: new Map(), shown: 0, page: 100, ready: false };
+
+function itemsAvailable() { return R.mode !== "static" || IT.inline !== null; }
+
+async function getItems(dataset, models) {
+  if (R.mode === "static") return (await IT.inline)[dataset] || { ids: [], gold: [], rows: {} };
+  const key = dataset + "\u0000" + models.join(",");
+  if (!IT.cache.has(key)) {
+    const q = new URLSearchParams({ dataset, models: models.join(",") });
+    const res = await fetch("api/items?" + q, { cache: "no-store" });
+    if (!res.ok) throw new Error(await res.text());
+    IT.cache.set(key, await res.json());
+  }
+  return IT.cache.get(key);
+}
+
+// Inline items are base64 of gzipped JSON (engine/report/html/items.py): inflated once, on first use.
+async function inflateInline(raw) {
+  const bytes = Uint8Array.from(atob(raw), c => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return await new Response(stream).json();
+}
+
+function initItems(d) {
+  if (!IT.ready) {
+    const raw = document.getElementById("report-items").textContent.trim();
+    IT.inline = R.mode === "static" && raw && raw !== "null" ? inflateInline(raw) : null;
+  }
+  const ds = document.getElementById("it-dataset"), a = document.getElementById("it-model");
+  const b = document.getElementById("it-other"), f = document.getElementById("it-filter");
+  const names = new Map(d.hierarchy.map(h => [h.dataset, h.d_name]));
+  for (const c of d.coverage) if (!names.has(c.dataset)) names.set(c.dataset, c.dataset);
+  const datasets = [...names.keys()].filter(x => d.coverage.some(c => c.dataset === x)).sort();
+  const models = [...new Set(d.coverage.map(c => c.model))].sort();
+  renderSelect(ds, datasets, datasets.map(x => names.get(x) !== x ? `${x} (${names.get(x)})` : x), true);
+  renderSelect(a, models, null, true);
+  renderSelect(b, ["", ...models], ["—", ...models], true);
+  if (!IT.ready) {
+    for (const s of [ds, a, b, f]) s.addEventListener("change", () => showItems(true));
+    document.getElementById("it-more").addEventListener("click", () => showItems(false));
+    IT.ready = true;
+    showItems(true);
+  }
+}
+
+function openItems(dataset, model) {
+  document.getElementById("it-dataset").value = dataset;
+  document.getElementById("it-model").value = model;
+  showItems(true);
+}
+
+function itemState(r) {
+  if (!r) return "missing";
+  if (r[4]) return "error";
+  if (r[2] == null) return "unparsed";
+  return r[3] != null && r[3] < 1 ? "wrong" : "right";
+}
+
+async function showItems(reset) {
+  const note = document.getElementById("it-note"), table = document.getElementById("it-table");
+  const more = document.getElementById("it-more");
+  if (!itemsAvailable()) {
+    note.textContent = window.ITEMS_NOTE || "Items are not inlined in this file; use `python -m engine serve DB`.";
+    table.replaceChildren(); more.hidden = true; return;
+  }
+  const dataset = document.getElementById("it-dataset").value, A = document.getElementById("it-model").value;
+  const B = document.getElementById("it-other").value, filter = document.getElementById("it-filter").value;
+  if (!dataset || !A) { note.textContent = "no items stored yet"; return; }
+  let block;
+  try { block = await getItems(dataset, B ? [A, B] : [A]); }
+  catch (e) { note.textContent = "could not load items: " + e.message; return; }
+  const byIdx = m => new Map((block.rows[m] || []).map(r => [r[0], r]));
+  const ra = byIdx(A), rb = B ? byIdx(B) : null;
+  const keep = i => {
+    const x = ra.get(i), y = rb ? rb.get(i) : null, s = itemState(x);
+    if (filter === "all") return x || y;
+    if (filter === "differ") return rb && x && y && (itemState(x) !== itemState(y) || x[3] !== y[3]);
+    return s === filter || (filter === "wrong" && s === "unparsed");
+  };
+  const idx = block.ids.map((_, i) => i).filter(keep);
+  if (reset) IT.shown = 0;
+  IT.shown = Math.min(idx.length, IT.shown + IT.page);
+  const counts = { right: 0, wrong: 0, unparsed: 0, error: 0 };
+  for (const r of ra.values()) counts[itemState(r)]++;
+  note.textContent = `${A} on ${dataset}: ${ra.size} items (${counts.right} right, ${counts.wrong} wrong, ` +
+    `${counts.unparsed} unparsed, ${counts.error} errors); showing ${IT.shown} of ${idx.length} matching.` +
+    (R.mode === "static" && window.ITEMS_NOTE ? " " + window.ITEMS_NOTE + "." : "") +
+    " Prompts are not stored (only their template hash).";
+  const head = el("tr", {}, el("th", { class: "text", text: "item" }), el("th", { class: "text", text: "gold" }),
+    ...side(A, true), ...(B ? side(B, true) : []));
+  const body = el("tbody");
+  for (const i of idx.slice(0, IT.shown)) {
+    body.append(el("tr", {}, el("td", { text: block.ids[i] }), el("td", {}, el("pre", { text: plain(block.gold[i]) })),
+      ...side(ra.get(i), false), ...(B ? side(rb.get(i), false) : [])));
+  }
+  table.replaceChildren(el("thead", {}, head), body);
+  more.hidden = IT.shown >= idx.length;
+}
+
+// JSON text as a reader wants it: a plain string without its quotes, anything else as JSON.
+function plain(json) {
+  if (json == null) return "";
+  try { const v = JSON.parse(json); return typeof v === "string" ? v : json; } catch (e) { return json; }
+}
+
+// Header cells for a model, or the cells of one row: response, prediction, score (or the error).
+function side(x, header) {
+  if (header) return ["response", "prediction", "score"].map(h => el("th", { class: "text", text: `${x}: ${h}` }));
+  const s = itemState(x), cls = { right: "right", wrong: "wrong", unparsed: "wrong", error: "err" }[s] || "";
+  if (!x) return [el("td", { text: "not asked" }), el("td"), el("td")];
+  const resp = x[4] ? x[4] : (x[5] ? `[${x[5]}] ` : "") + (x[1] ?? "");
+  return [el("td", { class: cls }, el("pre", { text: resp })),
+          el("td", { class: cls }, el("pre", { text: x[2] == null ? (x[4] ? "" : "unparsed") : plain(x[2]) })),
+          el("td", { class: cls, text: x[4] ? "error" : fmt(x[3]) })];
+}

@@ -1,0 +1,213 @@
+"""One run's shared state and its skeleton, opened and closed in one place.
+
+A sweep and a CompactBench run are the same skeleton around different lanes:
+a DuckDB connection and a batched Writer, progress bars, the models' limits and
+breakers, an optional spending cap, Ctrl-C/SIGTERM handling, and a close that
+flushes every row even when interrupted. `execute` runs a body with a
+`RunContext` on the run loop (engine/run/eventloop.py) and stores the run's outcome;
+`RunContext.running` is the task group the body's lanes run in.
+
+A lane (engine/lanes/model_lane.py's ModelLane, a batch lane, ...) takes the context as
+its one input: it reads its rows' destination (`answers`), `progress`, `budget`
+and `limits` from it; `interrupt` stops it; `writer` is flushed for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any, Protocol, TypeVar
+
+import anyio
+import duckdb
+
+from engine.run import eventloop as runloop
+from engine.run.endpoints import unreachable_models
+from engine.run.interrupt import Interrupt
+from engine.run.progress import Progress
+from providers.breaker import Breaker
+from providers.limits import Limits
+from store import runs
+from store.writer import Writer
+
+T = TypeVar("T")
+
+EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by SIGINT (128 + 2), after its rows are saved
+
+
+class RowSink(Protocol):
+    """Where a lane puts its rows: the Writer, or a Tee also feeding side lanes."""
+
+    async def put(self, row: Any) -> None: ...
+
+
+class Lane(Protocol):
+    """A lane of a run (engine/lanes/model_lane.py:ModelLane; a batch lane): all it shares comes from `ctx`."""
+
+    async def run(self, ctx: RunContext) -> None: ...
+
+
+class RunRecord(Protocol):
+    """The stored row(s) saying a run is running, and how it ended."""
+
+    def start(self) -> None: ...
+
+    def end(self, outcome: str) -> None:
+        """The run returned: 'complete', 'interrupted', 'budget' or 'unreachable' (RunContext.outcome)."""
+
+    def abort(self, outcome: str) -> None:
+        """The run raised: 'interrupted' (a signal) or 'failed'."""
+
+
+class StoredRun:
+    """The sweep's `runs` row (store/runs.py): inserted `running`, never left so by a finished process."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, run_id: str, *, command: str, engine_version: str,
+                 suite: str, suite_version: str):
+        self.con, self.run_id = con, run_id
+        self._start = {"command": command, "engine_version": engine_version, "suite": suite,
+                       "suite_version": suite_version}
+
+    def start(self) -> None:
+        runs.start_run(self.con, self.run_id, **self._start)
+
+    def end(self, outcome: str) -> None:
+        runs.end_run(self.con, self.run_id, outcome)
+
+    def abort(self, outcome: str) -> None:
+        with contextlib.suppress(duckdb.Error, OSError):  # the original error matters more
+            runs.end_run(self.con, self.run_id, outcome)
+
+
+class Budget:
+    """A spending cap over the whole run (all lanes share one; single event loop, no lock).
+
+    Before an item is dispatched its cost is reserved at an upper bound (the
+    prompt's estimated tokens, and max_tokens of output); when it returns the
+    reservation is replaced by the cost the API's usage implies. Dispatching
+    stops for good once the next item could take the spend past the cap, so
+    the cap is not crossed unless a model answers longer than max_tokens.
+    """
+
+    def __init__(self, limit_usd: float):
+        self.limit = limit_usd
+        self.spent = 0.0
+        self.reserved = 0.0
+        self.stopped = False
+
+    def reserve(self, est: float) -> bool:
+        if self.stopped or self.spent + self.reserved + est > self.limit:
+            self.stopped = True
+            return False
+        self.reserved += est
+        return True
+
+    def settle(self, est: float, actual: float | None) -> None:
+        self.reserved -= est
+        self.spent += actual or 0.0
+
+
+class RunContext:
+    """What every lane of one run shares. Made by `execute`, on the run loop."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, progress: Progress, run_id: str | None = None,
+                 limits: dict[str, Limits] | None = None, breakers: dict[str, Breaker] | None = None,
+                 budget: Budget | None = None, quiet: bool = False,
+                 insert: Callable[[duckdb.DuckDBPyConnection, list[Any]], None] | None = None):
+        self.con, self.run_id, self.progress, self.quiet = con, run_id, progress, quiet
+        self.limits = limits or {}
+        self.breakers = breakers or {}
+        self.budget = budget
+        self.writer = Writer(con, insert=insert)
+        self.answers: RowSink = self.writer  # a sweep with side lanes puts a Tee here
+        self.interrupt = Interrupt()
+        self._writers: list[Writer] = [self.writer]
+        self._background: list[tuple[Callable[..., Coroutine[Any, Any, Any]], tuple[Any, ...]]] = []
+        self._closers: list[Callable[[], Awaitable[None]]] = []
+
+    # ------------------------------------------------------------ set up before `running`
+
+    def add_writer(self, writer: Writer) -> None:
+        """Another Writer (a side lane's table) run beside the main one; its lane flushes it."""
+        self._writers.append(writer)
+
+    def background(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """A task that runs until the lanes are done, then is cancelled (live view, snapshots)."""
+        self._background.append((fn, args))
+
+    def on_close(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Called in order, shielded, when the lanes end (also on interrupt); the main writer is flushed last
+        unless `flush` is registered earlier."""
+        self._closers.append(fn)
+
+    # ------------------------------------------------------------ the skeleton
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[RunContext]:
+        """The body runs the lanes; a signal cancels it, and what is answered is kept."""
+        async with anyio.create_task_group() as tg:
+            for w in self._writers:
+                tg.start_soon(w.run)
+            tg.start_soon(self.progress.show)
+            tg.start_soon(self.interrupt.watch)
+            for fn, args in self._background:
+                tg.start_soon(fn, *args)
+            try:
+                with self.interrupt.scope:
+                    yield self
+            finally:
+                with anyio.CancelScope(shield=True):
+                    for close in self._closers:
+                        await close()
+                    await self.flush()
+                tg.cancel_scope.cancel()
+
+    async def flush(self) -> None:
+        """No more rows: the main writer stores what it holds (idempotent)."""
+        await self.writer.close()
+        await self.writer.finished.wait()
+
+    # ------------------------------------------------------------ after
+
+    @property
+    def interrupted(self) -> bool:
+        return self.interrupt.happened
+
+    def outcome(self) -> str:
+        """How a run that returned ended: a signal, the budget, an endpoint given up, or all done."""
+        if self.interrupt.happened:
+            return "interrupted"
+        if self.budget is not None and self.budget.stopped:
+            return "budget"
+        return "unreachable" if unreachable_models(self.breakers) else "complete"
+
+    def errors(self) -> int:
+        return sum(c.errors for c in self.progress.counters.values())
+
+
+def execute(body: Callable[[RunContext], Awaitable[T]], context: Callable[[], RunContext], *,
+            record: RunRecord | None = None) -> T:
+    """Run `body(context())` on the run loop and store how it ended.
+
+    `context` (e.g. ``functools.partial(RunContext, con, progress=...)``) is called on
+    the loop: the anyio objects it makes belong to it. A signal that escapes the
+    loop (during start-up, before the handler is installed) is a KeyboardInterrupt:
+    the run is stored 'interrupted' and the exception goes on to the caller (exit 130).
+    """
+    made: list[RunContext] = []
+
+    async def main() -> T:
+        made.append(context())
+        return await body(made[0])
+
+    if record is not None:
+        record.start()
+    try:
+        result = runloop.run(main)
+    except BaseException as e:
+        if record is not None:
+            record.abort("interrupted" if isinstance(e, KeyboardInterrupt) else "failed")
+        raise
+    if record is not None:
+        record.end(made[0].outcome())
+    return result

@@ -1,0 +1,7 @@
+"""The sweep and the commands around its stored answers: planning, the sweep, identity, the local server, the
+cost estimate, rescore, extract and batches.
+
+Entry point: `engine.sweep.sweep.sweep` (`python -m engine sweep MODELS.toml`).
+May import: `engine.run`, `engine.lanes`, `engine.data`, `engine.report`, `engine.config`, `engine.errors`,
+`engine.version`.
+"""

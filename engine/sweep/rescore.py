@@ -1,0 +1,193 @@
+"""`python -m engine rescore DB`: read stored responses again with the current extractor and scorers.
+
+    python -m engine rescore results.duckdb [--datasets a,b] [--models m1,m2] [--suite NAME] [--data-dir data]
+
+No model is called. Every `ok` row of the chosen models and datasets is scored
+again by its dataset adapter (`score(item, response, finish_reason=...)`, the
+call a sweep makes), which needs the item's scoring data: `gold` is stored in
+`results`, but the rest (option order, per-item options, keys) lives in the
+item, so items are rendered again from the data folder, as a sweep renders
+them. Rows whose prediction, score, measures, scorer_version or extracted_by
+change are updated in place; the values they replace go to `results_history`
+under the rescore's id (`rescores` logs each run). The views read `results`,
+so they follow at once. The rows then carry the scorer stamp a sweep would
+write now, so a later sweep asks none of them again.
+
+A response the rules leave unread keeps the [extractor] model's reading when
+one is stored for that very response (docs/extraction.md).
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import msgspec
+import orjson
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from benchmark import registry
+from benchmark.dataset import Dataset
+from benchmark.suite import load_suite
+from engine.errors import UserError
+from engine.lanes.extract_model import read_and_score
+from engine.lanes.work import reading_data, render, resolve_datasets
+from engine.run.progress import log
+from engine.sweep.sweep import record_metrics
+from store import extractions, history
+from store.db import connect, transaction
+from store.judgements import answer_md5
+
+BATCH = 2000  # changed rows per transaction
+_CHOSEN = "FROM results WHERE dataset = ? AND status = 'ok' AND model IN (SELECT unnest(?::VARCHAR[]))"
+_ROWS = ("SELECT model, item_id, sample, response, finish_reason, prediction, score, measures, scorer_version, "
+         f"extracted_by {_CHOSEN} ORDER BY model, item_id, sample")
+
+
+class Tally(Counter):
+    """What changed: parsed -> unparsed, unparsed -> parsed, another answer, another score ..."""
+
+    def add(self, old: tuple, new: tuple) -> bool:
+        (p0, s0, m0, v0, e0), (p1, s1, m1, v1, e1) = old, new
+        self["rows"] += 1
+        if p0 is not None and p1 is None:
+            self["parsed_to_unparsed"] += 1
+        elif p0 is None and p1 is not None:
+            self["unparsed_to_parsed"] += 1
+        elif p0 != p1:
+            self["answer_changed"] += 1
+        if s0 != s1:
+            self["score_changed"] += 1
+        changed = old != new
+        self["changed"] += changed
+        return changed
+
+    def line(self) -> str:
+        return (f"rescore: {self['rows']} rows read again, {self['changed']} changed: "
+                f"{self['parsed_to_unparsed']} parsed -> unparsed, {self['unparsed_to_parsed']} unparsed -> parsed, "
+                f"{self['answer_changed']} another answer, {self['score_changed']} another score"
+                + (f"; {self['missing']} rows whose item is no longer in the data (kept)" if self["missing"] else "")
+                + (f"; {self['failed']} rows the scorer failed on (kept)" if self["failed"] else ""))
+
+
+def _json(text: str | None) -> Any:
+    return None if text is None else orjson.loads(text)
+
+
+def _models(con: duckdb.DuckDBPyConnection, requested: list[str] | None) -> list[str]:
+    stored = [r[0] for r in con.execute("SELECT DISTINCT model FROM results ORDER BY 1").fetchall()]
+    if requested:
+        unknown = sorted(set(requested) - set(stored))
+        if unknown:
+            raise UserError(f"no stored rows for model(s) {', '.join(unknown)} (stored: {', '.join(stored) or 'none'})")
+        return requested
+    return stored
+
+
+def _datasets(con: duckdb.DuckDBPyConnection, requested: list[str] | None, suite: str | None) -> list[Dataset]:
+    stored = {r[0] for r in con.execute("SELECT DISTINCT dataset FROM results").fetchall()}
+    if requested or suite:
+        wanted, _ = resolve_datasets(requested, load_suite(suite).datasets if suite else ())
+        return [ds for ds in wanted if ds.id in stored]
+    found = [registry.get(d) for d in sorted(stored)]
+    gone = sorted(d for d, ds in zip(sorted(stored), found) if ds is None)
+    if gone:
+        log(f"note: no adapter for stored dataset(s) {', '.join(gone)}: their rows are left as they are")
+    return [ds for ds in found if ds is not None]
+
+
+def _records(ds: Dataset, data_dir: Path, ids: set[str]) -> dict[str, Any]:
+    """The raw records of these item ids (the pool is streamed, only those are kept)."""
+    with reading_data(ds, data_dir):
+        return {i: raw for i, raw in ds.records(data_dir) if i in ids}
+
+
+def rescore_dataset(con: duckdb.DuckDBPyConnection, ds: Dataset, models: list[str], data_dir: Path,
+                    rescore_id: str, tally: Tally, progress: Progress | None = None) -> None:
+    counts = con.execute(f"SELECT item_id, count(*) {_CHOSEN} GROUP BY item_id", [ds.id, models]).fetchall()
+    if not counts:
+        return
+    raws = _records(ds, data_dir, {i for i, _ in counts})
+    readings = extractions.stored_readings(con, ds.id)
+    task = progress.add_task(ds.id, total=sum(n for _, n in counts)) if progress else None
+    cur = con.cursor()  # its own cursor: the updates below run on `con` between pages
+    cur.execute(_ROWS, [ds.id, models])
+    items: dict[tuple[str, int], Any] = {}
+    changed: list[tuple] = []
+    while page := cur.fetchmany(BATCH):
+        for model, item_id, sample, response, finish, pred, score, measures, version, by in page:
+            if progress is not None and task is not None:
+                progress.advance(task)
+            if item_id not in raws:
+                tally["missing"] += 1
+                continue
+            key = (item_id, sample)
+            if key not in items:
+                items[key] = render(ds, item_id, raws[item_id], sample)
+            try:
+                reading = readings.get((model, item_id, sample))
+                codes = reading[1] if reading is not None and reading[0] == answer_md5(response) else None
+                scored, new_by = read_and_score(ds, items[key], response, finish, codes)
+            except Exception as e:  # noqa: BLE001 - a scorer bug costs this row's update, not the run
+                if not tally["failed"]:
+                    log(f"rescore: {ds.id} {item_id}: scoring failed ({type(e).__name__}: {e}); such rows are kept")
+                tally["failed"] += 1
+                continue
+            old = (_json(pred), score, _json(measures), version, by)
+            new = (scored.prediction, scored.score, scored.measures, ds.scorer_version, new_by)
+            if tally.add(old, new):
+                changed.append((model, ds.id, item_id, sample, _dump(scored.prediction), scored.score,
+                                _dump(scored.measures), ds.scorer_version, new_by))
+        if len(changed) >= BATCH:
+            history.replace_values(con, rescore_id, changed)
+            changed = []
+    history.replace_values(con, rescore_id, changed)
+    with transaction(con):
+        record_metrics(con, [ds])
+
+
+def _dump(v: Any) -> str | None:
+    return None if v is None else orjson.dumps(v).decode()
+
+
+class RescoreOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """`rescore`'s options (engine/cli_parsers.py maps the flags onto them)."""
+
+    db: Path
+    datasets: list[str] | None = None  # None: every stored dataset
+    models: list[str] | None = None  # None: every stored model
+    suite: str | None = None  # the datasets of this suite (name or TOML path)
+    data_dir: Path = Path("data")  # where the items are rendered from
+    quiet: bool = False  # no progress bars
+    command: str = "rescore"  # the command line, logged in `rescores`
+
+
+def rescore(opts: RescoreOptions) -> int:
+    """Score the stored responses again; a UserError for bad input."""
+    if not opts.db.is_file():
+        raise UserError(f"{opts.db}: no such database")
+    con = connect(opts.db)
+    try:
+        models = _models(con, opts.models)
+        datasets = _datasets(con, opts.datasets, opts.suite)
+        rescore_id = uuid.uuid4().hex[:12]
+        history.start(con, rescore_id, opts.command)
+        tally = Tally()
+        outcome = "interrupted"
+        try:
+            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                          disable=opts.quiet, console=Console(stderr=True)) as progress:
+                for ds in datasets:
+                    rescore_dataset(con, ds, models, opts.data_dir, rescore_id, tally, progress)
+            outcome = "complete"
+        finally:
+            history.finish(con, rescore_id, tally["rows"], tally["changed"], outcome)
+        print(tally.line() + f" (rescore {rescore_id}; old values in results_history)", file=sys.stderr)
+    finally:
+        con.close()
+    return 0
