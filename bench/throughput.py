@@ -76,7 +76,7 @@ def seed_completed(db: Path, models_file: Path, n_models: int, items: int) -> No
     from engine.config import load_models
     from engine.run.generation import request_stamp
     from engine.sweep.identity import identity_hash, model_identity
-    from engine.lanes.work import load_dataset, run_stamp
+    from engine.sweep.plan import load_dataset, run_stamp
     from store import identity as store_identity
     from store.db import connect
     from store.writer import ResultRow, insert_rows

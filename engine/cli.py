@@ -11,15 +11,12 @@ exceptions to statuses):
     130  interrupted (Ctrl-C, SIGTERM)
 
 Adding a command: one `Command` in engine/cli_parsers.py COMMANDS (its flags, and a `run` that maps
-them onto the typed options of the command's module and calls its function). A command that parses
-its own argv instead is one entry in `_DELEGATED` below: name -> (module, function taking argv and
-returning the exit status, help line); its errors go through the same policy.
+them onto the typed options of the command's module and calls its function).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Callable
 
@@ -29,21 +26,12 @@ from engine.errors import EXIT_INTERRUPTED, EXIT_UNREACHABLE, EXIT_USAGE
 
 __all__ = ["EXIT_UNREACHABLE", "main", "run"]
 
-# Commands that parse their own argv: name -> (module, function(argv) -> int, help line).
-_DELEGATED: dict[str, tuple[str, str, str]] = {}
-
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command line; returns its exit status (a bug raises)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in _DELEGATED:
-        module, func, _ = _DELEGATED[argv[0]]
-        # Not caught: an ImportError here is a bug in the command's own code, not a missing feature.
-        entry = getattr(importlib.import_module(module), func)
-        return _guard(lambda: entry(argv[1:]))
-    extra = {name: help_ for name, (_, _, help_) in _DELEGATED.items()}
     try:
-        command, args = parse(argv, extra)
+        command, args = parse(argv)
     except SystemExit as e:  # --help (0) or a usage error (2, argparse printed it)
         return e.code if isinstance(e.code, int) else EXIT_USAGE
     return _guard(lambda: command.run(args))
@@ -88,7 +76,7 @@ def build(name: str) -> argparse.ArgumentParser:
     return p
 
 
-def parse(argv: list[str], extra: dict[str, str] | None = None) -> tuple[Command, argparse.Namespace]:
+def parse(argv: list[str]) -> tuple[Command, argparse.Namespace]:
     """The command named by argv and its parsed arguments; SystemExit for --help or a usage error.
 
     Each command has its own parser, parsed with `parse_intermixed_args`, so an optional positional
@@ -98,7 +86,7 @@ def parse(argv: list[str], extra: dict[str, str] | None = None) -> tuple[Command
         name = f"{name} {argv[1]}" if len(argv) > 1 and f"{name} {argv[1]}" in COMMANDS else name
     if name not in COMMANDS:  # no command, --help, an unknown one, or a group without its sub-command
         group = name if name in GROUPS else None
-        _overview(group, extra or {}).parse_args(argv[1:2] if group else argv)
+        _overview(group).parse_args(argv[1:2] if group else argv)
         raise SystemExit(2)  # not reached: argparse exits for each case above
     rest = argv[len(name.split()):]
     args = build(name).parse_intermixed_args(rest)
@@ -111,7 +99,7 @@ def _prog() -> str:
     return "moodengine" if sys.argv and sys.argv[0].endswith("moodengine") else "python -m engine"
 
 
-def _overview(group: str | None, extra: dict[str, str]) -> argparse.ArgumentParser:
+def _overview(group: str | None) -> argparse.ArgumentParser:
     """The top-level parser (or a group's), for help and usage errors only."""
     p = argparse.ArgumentParser(prog=f"{_prog()} {group}" if group else _prog(),
                                 description=GROUPS[group] if group else "moodengine: evaluate dialogue models. "
@@ -124,8 +112,6 @@ def _overview(group: str | None, extra: dict[str, str]) -> argparse.ArgumentPars
             names[second] = command.help
         elif not group:
             names.setdefault(first, GROUPS.get(first, command.help))
-    if not group:
-        names.update(extra)
     for name, help_ in names.items():
         sub.add_parser(name, help=help_, add_help=False)
     return p

@@ -7,11 +7,11 @@ import re
 import tomllib
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit, urlunsplit
 
 import msgspec
 
-from engine.errors import UserError
+from benchmark.errors import UserError
 from providers.registry import BATCHABLE, CONSTRAINABLE, DEFAULT_BASE_URLS, PROVIDERS
 
 DEFAULT_CONCURRENCY = 16  # requests in flight per model when models.toml does not say
@@ -361,3 +361,13 @@ def base_url(m: ModelConfig) -> str:
     if m.provider == "local" and not m.base_url:
         raise RuntimeError(f"model {m.name!r}: the local server has not been started")
     return (m.base_url or DEFAULT_BASE_URLS[m.provider]).rstrip("/")
+
+
+def public_url(url: str | None) -> str | None:
+    """The URL without user:password@, query or fragment: what may be stored and shown."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))

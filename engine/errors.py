@@ -1,12 +1,7 @@
-"""User-facing errors: one line that names what to fix, never a traceback.
+"""The command line's exit statuses, one table for every command (engine/cli.py says when each is used).
 
-`UserError` is defined in benchmark/errors.py (importable by every package); it is re-exported
-here because the engine raises it most.
+Bad input is `benchmark.errors.UserError` (importable by every package): the one import path for it.
 """
-
-from benchmark.errors import UserError
-
-__all__ = ["UserError"]
 
 # Exit statuses of the command line (engine/cli.py says when each is used).
 EXIT_FAILED = 1  # done, but something failed (a file not fetched, a relation not exported)

@@ -61,6 +61,7 @@ _FIELDS: list[tuple[str, pa.DataType]] = [  # annotated: the checker cannot infe
     ("run_id", pa.string()), ("started_at", _TS), ("finished_at", _TS),
 ]
 _SCHEMA = pa.schema(_FIELDS)
+KEY = ("model", "dataset", "item_id", "sample", "extractor")  # the primary key (store/extractions.sql)
 _JSON = frozenset({"codes", "prediction", "measures"})
 _COLUMNS = [f.name for f in _SCHEMA]
 _UPSERT = upsert_sql("extractions", _COLUMNS, 5)

@@ -57,6 +57,7 @@ _FIELDS: list[tuple[str, pa.DataType]] = [  # annotated: the checker cannot infe
     ("run_id", pa.string()), ("started_at", _TS), ("finished_at", _TS),
 ]
 _SCHEMA = pa.schema(_FIELDS)
+KEY = ("model", "dataset", "item_id", "sample", "judge")  # the primary key (store/judgements.sql)
 _COLUMNS = [f.name for f in _SCHEMA]
 # A new verdict replaces the earlier row (an error, or a verdict on an older answer); attempts add up.
 _UPSERT = upsert_sql("judgements", _COLUMNS, 5)

@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 import orjson
 
-from benchmark.dataset import MetricSpec
+from benchmark.dataset import Dataset, MetricSpec
 
 
 def _now() -> datetime:
@@ -65,6 +65,14 @@ def record_metrics(con: duckdb.DuckDBPyConnection, dataset: str, metrics: Iterab
         con.execute("INSERT OR REPLACE INTO dataset_metrics (dataset, metric, kind, a, b, c, is_primary, "
                     "scorer_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [dataset, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, scorer_version])
+
+
+def record_datasets(con: duckdb.DuckDBPyConnection, datasets: Iterable[Dataset]) -> None:
+    """How the datasets' item rows aggregate (dataset_metrics), as their adapters declare it now, and their
+    declared baselines (dataset_baselines; None where an adapter declares none)."""
+    for ds in datasets:
+        record_metrics(con, ds.id, ds.metrics, ds.scorer_version)
+        record_baselines(con, ds.id, chance=ds.chance_baseline, majority=ds.majority_baseline)
 
 
 def record_baselines(con: duckdb.DuckDBPyConnection, dataset: str, *, chance: float | None,

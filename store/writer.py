@@ -51,6 +51,7 @@ class ResultRow(msgspec.Struct, array_like=True):
     extracted_by: str | None = None
 
 
+RESULT_KEY = ("model", "dataset", "item_id", "sample")  # results' primary key (store/schema.sql)
 _TS = pa.timestamp("us", tz="UTC")
 _FIELDS: list[tuple[str, pa.DataType]] = [  # annotated: the checker cannot infer a list of mixed types
     ("model", pa.string()), ("dataset", pa.string()), ("item_id", pa.string()), ("sample", pa.int32()),
@@ -111,9 +112,13 @@ class Writer:
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, *, flush_s: float = 0.5, batch_max: int = 5000,
-                 buffer: int = 20000, insert: Callable[[duckdb.DuckDBPyConnection, list[Any]], None] | None = None):
+                 buffer: int = 20000, insert: Callable[[duckdb.DuckDBPyConnection, list[Any]], None] | None = None,
+                 table: str = "results", key: tuple[str, ...] = RESULT_KEY):
         self._con = con
         self._insert = insert or insert_rows  # another table's rows bring their own batch insert
+        self.table, self.key = table, key  # where the rows go, and the table's primary key
+        # Called with each batch once it is stored (on the event loop): the snapshot's journal.
+        self.on_flush: Callable[[list[Any]], None] | None = None
         self._flush_s = flush_s
         self._batch_max = batch_max
         self._send: MemoryObjectSendStream[Any]
@@ -180,5 +185,7 @@ class Writer:
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(self._insert, self._con, batch)
                 self.rows_written += len(batch)
+                if self.on_flush is not None:
+                    self.on_flush(batch)
                 if closed:
                     return

@@ -1,7 +1,9 @@
 """The layer rule (docs/architecture.md), read from the code's imports, imports inside functions too.
 
 providers/ and benchmark/ import no other package of the project; store/ imports neither engine/
-nor providers/; no import cycle between modules of the four packages.
+nor providers/; no import cycle between modules of the four packages. Inside engine/, each wing
+(a folder: run, lanes, sweep, report, data, compactbench) and each entry file on top imports only
+the wings and files WINGS allows it; nothing imports the command line but its own entry files.
 """
 
 from __future__ import annotations
@@ -18,6 +20,45 @@ FORBIDDEN = {
     "benchmark": {"engine", "providers", "store"},
     "store": {"engine", "providers"},
 }
+
+# engine/'s wings and top files -> what of engine/ each may import (besides itself).
+WINGS: dict[str, set[str]] = {
+    "errors": set(),
+    "version": set(),
+    "config": {"errors"},
+    "run": {"config", "errors", "version"},
+    "lanes": {"run", "config", "errors"},
+    "compactbench": {"run", "config", "errors", "version"},
+    "data": {"run", "errors"},  # run: the shared worker pool
+    "report": {"run", "config", "errors", "version"},
+    "sweep": {"run", "lanes", "data", "report", "config", "errors", "version"},
+    "cli_parsers": {"run", "lanes", "sweep", "report", "data", "compactbench", "config", "errors", "version"},
+    "cli": {"cli_parsers", "run", "errors"},
+    "__main__": {"cli", "run"},
+    "": set(),  # engine/__init__.py
+}
+
+
+def wing(module: str) -> str | None:
+    """The wing (or top file) of an engine module: engine.lanes.batch.core -> 'lanes'; None outside engine."""
+    parts = module.split(".")
+    return (parts[1] if len(parts) > 1 else "") if parts[0] == "engine" else None
+
+
+def wing_violations(edges: dict[str, set[str]]) -> list[str]:
+    """Imports between engine's wings that WINGS does not allow, as 'module -> target'."""
+    bad = []
+    for module, deps in sorted(edges.items()):
+        src = wing(module)
+        if src is None:
+            continue
+        for target in sorted(deps):
+            dst = wing(target)
+            if dst is None or dst == src or dst == "":  # engine/__init__ holds nothing
+                continue
+            if dst not in WINGS.get(src, set()):
+                bad.append(f"{module} -> {target}")
+    return bad
 
 
 def _modules(root: Path) -> dict[str, Path]:
@@ -110,6 +151,42 @@ def test_no_package_imports_across_its_layer():
     assert forbidden == []
 
 
+def test_engine_wings_import_only_what_their_rule_allows():
+    edges, _ = import_graph(ROOT)
+    assert wing_violations(edges) == []
+
+
+def test_every_engine_module_belongs_to_a_known_wing():
+    edges, _ = import_graph(ROOT)
+    unknown = sorted(m for m in edges if wing(m) is not None and wing(m) not in WINGS)
+    assert unknown == []
+
+
+def test_engine_top_holds_at_most_eight_files():
+    top = sorted(f.name for f in (ROOT / "engine").glob("*.py"))
+    assert len(top) <= 8, top
+
+
+def longest_chain(edges: dict[str, set[str]], prefix: str = "engine") -> list[str]:
+    """The longest import chain between modules under `prefix` (the graph has no cycle)."""
+    inner = {m: {d for d in deps if d.startswith(prefix) and d != m} for m, deps in edges.items()
+             if m.startswith(prefix)}
+    memo: dict[str, list[str]] = {}
+
+    def chain(m: str) -> list[str]:
+        if m not in memo:
+            memo[m] = [m, *max((chain(d) for d in inner.get(m, ())), key=len, default=[])]
+        return memo[m]
+
+    return max((chain(m) for m in inner), key=len, default=[])
+
+
+def test_engine_import_chains_stay_short():
+    edges, _ = import_graph(ROOT)
+    # 14 levels when engine/ was one flat folder; entry files -> command wing -> lanes -> run -> config.
+    assert len(longest_chain(edges)) <= 10, longest_chain(edges)
+
+
 def test_no_import_cycle_between_modules():
     edges, _ = import_graph(ROOT)
     assert len(edges) > 100  # the walk found the packages
@@ -149,3 +226,20 @@ def test_a_cycle_through_a_function_level_import_is_found(tmp_path):
     })
     edges, _ = import_graph(root)
     assert cycles(edges) == [["store.a", "store.b", "store.c"]]
+
+
+@pytest.mark.parametrize(("rel", "text", "expected"), [
+    ("engine/run/m.py", "from engine.lanes.model_lane import ModelLane\n", "engine.run.m -> engine.lanes.model_lane"),
+    ("engine/report/m.py", "def f():\n    from engine.sweep import sweep\n", "engine.report.m -> engine.sweep"),
+    ("engine/lanes/m.py", "from engine import cli\n", "engine.lanes.m -> engine.cli"),
+])
+def test_an_import_against_the_wing_rule_is_found(tmp_path, rel, text, expected):
+    root = _tree(tmp_path, {})
+    for d in ("run", "lanes", "report", "sweep"):
+        (root / "engine" / d).mkdir()
+        (root / "engine" / d / "__init__.py").write_text("")
+    (root / "engine" / "cli.py").write_text("")
+    (root / "engine" / "lanes" / "model_lane.py").write_text("")
+    (root / rel).write_text(text)
+    edges, _ = import_graph(root)
+    assert expected in wing_violations(edges)

@@ -9,7 +9,7 @@ from benchmark.compactbench.config import CompactBenchConfig
 from benchmark.compactbench.generate import derive_case_seed, generate_case
 from benchmark.compactbench.modes import Mode
 from benchmark.compactbench.scoring import ScoringError, run_check
-from benchmark.compactbench.templates import Suite, Template, TemplateError
+from benchmark.compactbench.templates import TemplateSet, Template, TemplateError
 from benchmark.compactbench.tokens import transcript_tokens
 
 
@@ -36,13 +36,13 @@ def family_from_key(template_key: str) -> str:
     return template_key
 
 
-def seed_namespace(suite: Suite, template: Template, mode: Mode) -> str:
+def seed_namespace(suite: TemplateSet, template: Template, mode: Mode) -> str:
     if mode.seed_namespace == "suite":
         return f"{suite.key}@{suite.version}"
     return f"{suite.key}@{suite.version}/{template.key}@{template.version}"
 
 
-def select_templates(suites: list[Suite], keys: tuple[str, ...]) -> list[tuple[Suite, Template]]:
+def select_templates(suites: list[TemplateSet], keys: tuple[str, ...]) -> list[tuple[TemplateSet, Template]]:
     """The suites' templates in order, or only those named by `keys`."""
     pairs = [(s, t) for s in suites for t in s.templates]
     if not keys:
@@ -55,7 +55,7 @@ def select_templates(suites: list[Suite], keys: tuple[str, ...]) -> list[tuple[S
     return [(s, t) for s, t in pairs if t.key in keys]
 
 
-def plan_cases(suites: list[Suite], cfg: CompactBenchConfig, mode: Mode) -> list[PlannedCase]:
+def plan_cases(suites: list[TemplateSet], cfg: CompactBenchConfig, mode: Mode) -> list[PlannedCase]:
     """Every case of the run, generated up front (a few hundred small values), checked
     for scorable items so that a bad template fails before any model is called."""
     out = []

@@ -165,8 +165,9 @@ def _strings(t: Template):
                 yield f"evaluation_items[{i}].expected.{k}", v
 
 
-class Suite(msgspec.Struct, frozen=True):
-    """The templates of one suite folder, sorted by file name (as CompactBench loads them)."""
+class TemplateSet(msgspec.Struct, frozen=True):
+    """The templates of one folder, sorted by file name (as CompactBench loads them): what CompactBench calls
+    a suite, named apart from the engine's suites (benchmark/suite.py)."""
 
     key: str
     templates: tuple[Template, ...]
@@ -178,12 +179,12 @@ class Suite(msgspec.Struct, frozen=True):
         return next(iter(versions)) if len(versions) == 1 else "mixed"
 
 
-def load_suite(benchmarks_dir: Path, key: str) -> Suite:
+def load_template_set(benchmarks_dir: Path, key: str) -> TemplateSet:
     folder = benchmarks_dir / key
     if not folder.is_dir():
         known = ", ".join(suite_names(benchmarks_dir)) or "none"
         raise TemplateError(f"suite {key!r} not found: no folder {folder} (suites there: {known})")
-    suite = Suite(key, tuple(load_template(p) for p in sorted(folder.glob("*.yaml"))))
+    suite = TemplateSet(key, tuple(load_template(p) for p in sorted(folder.glob("*.yaml"))))
     if not suite.templates:
         raise TemplateError(f"suite {key!r}: no *.yaml templates in {folder}")
     return suite
@@ -193,12 +194,12 @@ def suite_names(benchmarks_dir: Path) -> list[str]:
     return sorted(p.name for p in benchmarks_dir.iterdir() if p.is_dir()) if benchmarks_dir.is_dir() else []
 
 
-def find_template(benchmarks_dir: Path, key: str) -> tuple[Suite, Template]:
+def find_template(benchmarks_dir: Path, key: str) -> tuple[TemplateSet, Template]:
     """The template with `key` in any suite folder (CompactBench's `generate` lookup)."""
-    found: dict[str, tuple[Suite, Template]] = {}
+    found: dict[str, tuple[TemplateSet, Template]] = {}
     for name in suite_names(benchmarks_dir):
         folder = benchmarks_dir / name
-        suite = Suite(name, tuple(load_template(p) for p in sorted(folder.glob("*.yaml"))))
+        suite = TemplateSet(name, tuple(load_template(p) for p in sorted(folder.glob("*.yaml"))))
         for t in suite.templates:
             found[t.key] = (suite, t)
     if key not in found:

@@ -20,8 +20,8 @@ from benchmark.compactbench.generate import generate_case
 from benchmark.compactbench.modes import MODES
 from benchmark.compactbench.templates import DIFFICULTIES, find_template
 from engine.compactbench.run import CompactRunOptions, benchmarks_dir, run_compactbench
-from engine.errors import UserError
-from engine.run.context import EXIT_INTERRUPTED
+from benchmark.errors import UserError
+from engine.errors import EXIT_INTERRUPTED
 from store.db import StoreError, connect
 
 __all__ = ["GenerateOptions", "RunOptions", "ScoresOptions", "benchmarks_dir", "generate", "print_scores", "run",

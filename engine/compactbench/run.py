@@ -35,14 +35,14 @@ from benchmark.compactbench.modes import MODES, Mode
 from benchmark.compactbench.plan import PlannedCase, plan_cases
 from benchmark.compactbench.plugins import instantiate, resolve
 from benchmark.compactbench.scoring import SCORER_VERSION
-from benchmark.compactbench.templates import load_suite, suite_names
+from benchmark.compactbench.templates import load_template_set, suite_names
 from benchmark.dataset import Message
 from engine.compactbench.units import CURRENT_USAGE, Unit, UnitRunner
 from engine.config import ModelConfig, ModelsFile, base_url, load_models
-from engine.errors import UserError
+from benchmark.errors import UserError
 from engine.run.progress import Progress, log
 from engine.run.context import RunContext, execute
-from engine.sweep.sweep import build_limits
+from engine.run.endpoints import build_limits
 from engine.run.workers import run_workers
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError
@@ -189,7 +189,7 @@ def run_compactbench(opts: CompactRunOptions) -> CompactRunResult:
         raise UserError(str(e)) from None
     mode = MODES[cfg.mode]
     bdir = benchmarks_dir(opts.benchmarks_dir)
-    cases = plan_cases([load_suite(bdir, s) for s in suites(cfg)], cfg, mode)
+    cases = plan_cases([load_template_set(bdir, s) for s in suites(cfg)], cfg, mode)
     base = plugin_base(opts.models)
     classes = {c.name: resolve(c.kind, c.plugin, base_dir=base) for c in cfg.compactors}
     by_name = {m.name: m for m in models.models}

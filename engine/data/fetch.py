@@ -16,7 +16,6 @@ import hashlib
 import os
 import shutil
 import zipfile
-from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Self
@@ -37,6 +36,7 @@ from benchmark.sources import (
     rebase,
     safe_relpath,
 )
+from engine.run.workers import run_workers
 
 LOCK_NAME = ".engine-data.lock.json"
 CHUNK = 1 << 16
@@ -47,7 +47,7 @@ READ_TIMEOUT = 60.0
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 
 
-class Unreachable(Exception):
+class HostDown(Exception):
     """The host cannot be reached at all (refused, DNS, TLS, timeouts): offline or blocked."""
 
 
@@ -62,8 +62,8 @@ class Outcome(msgspec.Struct):
     bytes: int = 0
 
 
-class Progress:
-    """Progress callbacks; this one does nothing (engine.data.pull draws a rich one)."""
+class DownloadProgress:
+    """DownloadProgress callbacks; this one does nothing (engine.data.pull draws a rich one)."""
 
     def __enter__(self) -> Self:
         return self
@@ -193,7 +193,7 @@ UNPACK = {"zip": unpack_zip, "bz2": unpack_bz2}
 
 class Puller:
     def __init__(self, data_dir: Path, session: aiohttp.ClientSession, base_url: str | None,
-                 progress: Progress) -> None:
+                 progress: DownloadProgress) -> None:
         self.data_dir = data_dir
         self.session = session
         self.base_url = base_url
@@ -215,8 +215,8 @@ class Puller:
         if cached is None:
             try:
                 cached = await self._listing(src)
-            except (Unreachable, FetchFailed) as e:
-                kind = "unreachable" if isinstance(e, Unreachable) else "failed"
+            except (HostDown, FetchFailed) as e:
+                kind = "unreachable" if isinstance(e, HostDown) else "failed"
                 self.bad_listings[key] = (kind, str(e))
                 return [], Outcome(kind, lst, str(e))
             self.lock.listings[key] = cached
@@ -254,9 +254,9 @@ class Puller:
                     if not isinstance(page, list):
                         raise FetchFailed(f"{url}: the listing is not a JSON list")
             except aiohttp.ClientConnectorError as e:
-                raise Unreachable(f"cannot connect to {host} ({e.os_error or e})") from None
+                raise HostDown(f"cannot connect to {host} ({e.os_error or e})") from None
             except (TimeoutError, aiohttp.ClientError) as e:
-                raise Unreachable(f"{host}: {type(e).__name__} {e}".strip()) from None
+                raise HostDown(f"{host}: {type(e).__name__} {e}".strip()) from None
             except orjson.JSONDecodeError:
                 raise FetchFailed(f"{url}: the listing is not JSON") from None
             for entry in page:
@@ -288,7 +288,7 @@ class Puller:
                 return Outcome("unreachable", t, self.down[host])
             try:
                 got = await self._download(t, url, part)
-            except Unreachable as e:
+            except HostDown as e:
                 self.down.setdefault(host, str(e))
                 return Outcome("unreachable", t, str(e))
             except FetchFailed as e:
@@ -357,14 +357,14 @@ class Puller:
                         self.progress.stop(handle)
                     return received
             except aiohttp.ClientConnectorError as e:
-                raise Unreachable(f"cannot connect to {host} ({e.os_error or e})") from None
+                raise HostDown(f"cannot connect to {host} ({e.os_error or e})") from None
             except TimeoutError:
                 timeouts += 1
                 last = "timed out"
             except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as e:
                 last = f"connection dropped ({type(e).__name__})"  # the next attempt resumes from the .part
         if timeouts == RETRIES:
-            raise Unreachable(f"{host} timed out {RETRIES} times")
+            raise HostDown(f"{host} timed out {RETRIES} times")
         raise FetchFailed(f"{last} ({RETRIES} attempts) for {url}")
 
 
@@ -385,9 +385,9 @@ def _range_total(content_range: str) -> int | None:
 
 
 async def pull(targets: list[Target], listings: list[Listing], data_dir: Path, *, base_url: str | None = None,
-               concurrency: int = 4, progress: Progress | None = None) -> tuple[list[Outcome], list[str]]:
+               concurrency: int = 4, progress: DownloadProgress | None = None) -> tuple[list[Outcome], list[str]]:
     """Bring every target (and every listed Hub file) to data_dir; (outcomes, warnings)."""
-    progress = progress or Progress()
+    progress = progress or DownloadProgress()
     # connect covers DNS too; no total: a big file may take long, sock_read catches a stall.
     timeout = aiohttp.ClientTimeout(total=None, connect=CONNECT_TIMEOUT, sock_read=READ_TIMEOUT)
     # identity encoding: Range offsets and hashes are about the stored bytes, not a gzip stream.
@@ -408,15 +408,14 @@ async def pull(targets: list[Target], listings: list[Listing], data_dir: Path, *
             known |= {t.dest for t in more}
         progress.set_total(len(targets))
         done: list[Outcome | None] = [None] * len(targets)
-        todo: Iterator[tuple[int, Target]] = enumerate(targets)
 
-        async def worker() -> None:
-            for i, t in todo:  # workers share one iterator: at most `concurrency` files in flight
-                done[i] = await puller.one(t)
-                progress.file_done()
+        async def one(job: tuple[int, Target]) -> None:
+            i, t = job
+            done[i] = await puller.one(t)
+            progress.file_done()
 
-        try:
-            await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+        try:  # the run's worker pool: at most `concurrency` files in flight
+            await run_workers(enumerate(targets), width=max(1, concurrency), handle=one)
         finally:
             puller.lock.save()
     return outcomes + [o for o in done if o is not None], puller.warnings  # in manifest order

@@ -28,7 +28,8 @@ from rich.text import Text
 from benchmark import sources
 from benchmark.sources import Listing, Manifest, Target
 from engine.data import fetch
-from engine.errors import EXIT_FAILED, EXIT_UNREACHABLE, UserError
+from benchmark.errors import UserError
+from engine.errors import EXIT_FAILED, EXIT_UNREACHABLE
 
 EXIT_OFFLINE = EXIT_UNREACHABLE  # the message lists what to fetch by hand; EXIT_FAILED: a file did not verify
 SHOW_FAILED = 5  # failures printed per dataset
@@ -81,7 +82,7 @@ def _pull(args: DataOptions, manifest: Manifest, ids: list[str]) -> int:
     if args.concurrency < 1:
         raise UserError("--concurrency must be at least 1")
     targets, listings = sources.resolve(manifest, ids)
-    progress = fetch.Progress() if args.quiet else _Bars()
+    progress = fetch.DownloadProgress() if args.quiet else _Bars()
     try:
         with progress:
             outcomes, warnings = asyncio.run(fetch.pull(
@@ -161,7 +162,7 @@ class _Amount(ProgressColumn):
         return self.bytes.render(task)
 
 
-class _Bars(fetch.Progress):
+class _Bars(fetch.DownloadProgress):
     """rich: one bar for the whole pull, one per file in flight."""
 
     def __init__(self) -> None:

@@ -17,7 +17,7 @@ from itertools import islice
 import duckdb
 import msgspec
 
-from benchmark import extractor_prompt
+from benchmark import extract_prompt
 from benchmark.context import prompt_budget
 from benchmark.dataset import Scored
 from engine.lanes.batch.side_lane import SideBatch
@@ -31,7 +31,8 @@ from engine.lanes.extract_model import (
     wants_model,
 )
 from engine.lanes.work import PlannedDataset, render
-from engine.run.progress import Progress, log
+from engine.run.context import RunContext
+from engine.run.progress import log
 from engine.lanes.side_lane import Question, SideLane
 from providers.base import ChatResult
 from providers.errors import ProviderError
@@ -69,12 +70,12 @@ def plan_extraction(cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.
     if not choice:
         return None
     store.record_extractor(con, ex.name, ex.provider, base_url(ex), ex.model, ex.generation(),
-                           extractor_prompt.VERSION)
+                           extract_prompt.VERSION)
     names = [m.name for m in cfg.models]
     if fresh:
         n = store.delete_extractions(con, names, list(choice))
         log(f"--fresh: deleted {n} stored extractions of these models and datasets", quiet=quiet)
-    backlog = store.pending_count(con, ex.name, extractor_prompt.VERSION, run_id, names,
+    backlog = store.pending_count(con, ex.name, extract_prompt.VERSION, run_id, names,
                                   {d: p.ids for d, p in choice.items()}, sorted(CUT_OFF))
     if backlog:
         log(f"extractor {ex.name}: {backlog} stored unread answer(s) to read", quiet=quiet)
@@ -83,18 +84,18 @@ def plan_extraction(cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.
 
 
 class ExtractorLane(SideLane):
-    def __init__(self, plan: ExtractorPlan, con: duckdb.DuckDBPyConnection, limits: Limits, progress: Progress):
+    def __init__(self, plan: ExtractorPlan, ctx: RunContext):
         self.plan = plan
         ex = plan.extractor
         self.label = "extractor" if ex.name == "extractor" else f"extractor {ex.name}"
         # The total grows as model lanes hand over unread answers (not known in advance).
-        super().__init__(con, concurrency=ex.concurrency, progress=progress, total=plan.backlog,
-                         insert=store.insert_extractions)
-        self.extractor = Extractor(ex, limits)
+        super().__init__(ctx, concurrency=ex.concurrency, total=plan.backlog, insert=store.insert_extractions,
+                         table="extractions", key=store.KEY)
+        self.extractor = Extractor(ex, ctx.limits.get(ex.name) or Limits())
         self._raws = {d: dict(p.records) for d, p in plan.planned.items()}
         self._plan_ids = {d: p.ids for d, p in plan.planned.items()}
         if ex.batch:  # through its provider's batch API (engine/lanes/batch/side_lane.py)
-            self.batch = SideBatch(self, ex, con, progress, lane=EXTRACTOR, adapter=self.extractor.provider,
+            self.batch = SideBatch(self, ex, ctx.con, ctx.progress, lane=EXTRACTOR, adapter=self.extractor.provider,
                                    run_id=plan.run_id, plans=lambda k: k.model in plan.budgets
                                    and k.item_id in self._raws.get(k.dataset, {}))
 
@@ -107,24 +108,24 @@ class ExtractorLane(SideLane):
 
     def backlog_page(self, cur: duckdb.DuckDBPyConnection, after: tuple, page: int) -> list[tuple]:
         p = self.plan
-        return store.pending_page(cur, p.extractor.name, extractor_prompt.VERSION, p.run_id, list(p.budgets),
+        return store.pending_page(cur, p.extractor.name, extract_prompt.VERSION, p.run_id, list(p.budgets),
                                   self._plan_ids, sorted(CUT_OFF), after, page)
 
     def base(self, job: tuple) -> dict:
         model, dataset, item_id, sample, response, _ = job
         p = self.plan
         return dict(model=model, dataset=dataset, item_id=item_id, sample=sample, extractor=p.extractor.name,
-                    prompt_version=extractor_prompt.VERSION, answer_md5=answer_md5(response), run_id=p.run_id,
+                    prompt_version=extract_prompt.VERSION, answer_md5=answer_md5(response), run_id=p.run_id,
                     started_at=datetime.now(timezone.utc))
 
     def prepare(self, job: tuple, base: dict) -> Question | store.ExtractionRow:
         model, dataset, item_id, sample, response, _ = job
         p = self.plan
         item = render(p.planned[dataset].dataset, item_id, self._raws[dataset][item_id], sample, p.budgets.get(model))
-        options = extractor_prompt.options_of(item)
+        options = extract_prompt.options_of(item)
         if options is None or item.answer is None:
             return _row(base, Reading(status="not_choice"), None)
-        return Question(job, base, extractor_prompt.prompt(options, response, item.answer.multi),
+        return Question(job, base, extract_prompt.prompt(options, response, item.answer.multi),
                         self.extractor.provider, (item, options))
 
     def finish(self, q: Question, outcome: ChatResult | ProviderError) -> store.ExtractionRow:

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import msgspec
 
-from benchmark import extractor_prompt
+from benchmark import extract_prompt
 from benchmark.dataset import Item, Scored
 from engine.config import ModelConfig, base_url
 from providers.base import ChatResult
@@ -48,13 +48,13 @@ class Extractor:
         self.cfg = cfg
         self.provider = make_provider(
             cfg.provider, base_url=base_url(cfg), model=cfg.model, api_key=cfg.api_key(),
-            generation={**cfg.generation(), "max_tokens": cfg.max_tokens or extractor_prompt.MAX_OUTPUT},
+            generation={**cfg.generation(), "max_tokens": cfg.max_tokens or extract_prompt.MAX_OUTPUT},
             limits=limits, timeout_s=cfg.timeout_s, max_retries=cfg.max_retries,
             max_connections=cfg.concurrency, backoff_base_s=cfg.backoff_s, reasoning=cfg.reasoning)
 
     async def read(self, options: Sequence[tuple[str, str]], response: str, multi: bool) -> Reading:
         try:
-            res: ChatResult | ProviderError = await self.provider.chat(extractor_prompt.prompt(options, response, multi))
+            res: ChatResult | ProviderError = await self.provider.chat(extract_prompt.prompt(options, response, multi))
         except ProviderError as e:
             res = e
         return reading(options, multi, res)
@@ -69,7 +69,7 @@ def reading(options: Sequence[tuple[str, str]], multi: bool, outcome: ChatResult
         return Reading(status="error", error_class=outcome.klass.value, error=str(outcome)[:1000],
                        attempts=outcome.attempts)
     res = outcome
-    codes = None if res.blocked else extractor_prompt.parse_reply(res.text, [c for c, _ in options], multi)
+    codes = None if res.blocked else extract_prompt.parse_reply(res.text, [c for c, _ in options], multi)
     status = "refused" if res.blocked else "unparsed" if codes is None else "ok" if codes else "none"
     return Reading(status=status, codes=codes or (), raw=res.text, attempts=res.attempts,
                    latency_ms=res.latency_ms, input_tokens=res.input_tokens, output_tokens=res.output_tokens,

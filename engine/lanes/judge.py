@@ -19,14 +19,13 @@ import orjson
 from benchmark.context import prompt_budget
 from benchmark.judges import Rubric, Verdict, rubric_for
 from engine.lanes.batch.side_lane import SideBatch
-from engine.config import ModelConfig, ModelsFile, base_url
+from engine.config import ModelConfig, ModelsFile, base_url, public_url
 from engine.run.generation import prompt_budgets
-from engine.sweep.identity import public_url
 from engine.lanes.work import PlannedDataset, render
-from engine.run.progress import Progress, log
+from engine.run.context import RunContext
+from engine.run.progress import log
 from engine.lanes.side_lane import Question, SideLane
 from providers.base import ChatResult, Provider
-from providers.breaker import Breaker
 from providers.errors import ProviderError
 from providers.limits import Limits
 from providers.registry import make_provider
@@ -99,13 +98,13 @@ def plan_judging(cfg: ModelsFile, planned: list[PlannedDataset], con: duckdb.Duc
 class JudgeLane(SideLane):
     """The judge's side lane (engine/lanes/side_lane.py): answers of judged datasets, judged once each."""
 
-    def __init__(self, plan: JudgePlan, con: duckdb.DuckDBPyConnection, limits: Limits, progress: Progress,
-                 breaker: Breaker | None = None):
+    def __init__(self, plan: JudgePlan, ctx: RunContext):
         self.plan = plan
         self.label = plan.label
         j = plan.judge
-        super().__init__(con, concurrency=j.concurrency, progress=progress, total=plan.backlog + plan.expected,
-                         insert=store.insert_judgements)
+        super().__init__(ctx, concurrency=j.concurrency, total=plan.backlog + plan.expected,
+                         insert=store.insert_judgements, table="judgements", key=store.KEY)
+        limits, breaker = ctx.limits.get(j.name) or Limits(), ctx.breakers.get(j.name)
         self._providers: dict[int, Provider] = {}
         for rubric in plan.rubrics.values():
             out = j.max_tokens or rubric.max_tokens  # the rubric's allowance unless [judge] sets one
@@ -117,7 +116,7 @@ class JudgeLane(SideLane):
                     reasoning=j.reasoning, breaker=breaker, timeout_per_token_s=j.timeout_per_token_s or 0.0)
         self._raws = {d: dict(p.records) for d, p in plan.planned.items()}
         if j.batch:  # through its provider's batch API (engine/lanes/batch/side_lane.py)
-            self.batch = SideBatch(self, j, con, progress, lane=JUDGE, adapter=next(iter(self._providers.values())),
+            self.batch = SideBatch(self, j, ctx.con, ctx.progress, lane=JUDGE, adapter=next(iter(self._providers.values())),
                                    run_id=plan.run_id, plans=lambda k: k.model in plan.budgets
                                    and k.item_id in self._raws.get(k.dataset, {}))
 

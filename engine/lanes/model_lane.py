@@ -17,7 +17,7 @@ from providers.errors import ProviderError, Unreachable
 from providers.http import DEFAULT_MAX_OUTPUT
 from store.writer import ResultRow
 
-__all__ = ["Budget", "ModelLane", "Stamps", "estimate_cost", "evaluate"]  # Budget: the run's, re-exported for lanes
+__all__ = ["ModelLane", "Stamps", "estimate_cost", "evaluate"]
 
 
 class Stamps:

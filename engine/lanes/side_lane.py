@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import anyio
 import duckdb
 
-from engine.run.progress import Progress
+from engine.run.context import RunContext
 from engine.run.workers import STOP, run_workers
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
@@ -58,10 +58,11 @@ class SideLane:
     label = "helper"
     batch: Batched | None = None  # set by a subclass whose helper says batch = true
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, *, concurrency: int, progress: Progress, total: int,
-                 insert: Callable[[duckdb.DuckDBPyConnection, list[Any]], None]):
+    def __init__(self, ctx: RunContext, *, concurrency: int, total: int,
+                 insert: Callable[[duckdb.DuckDBPyConnection, list[Any]], None], table: str, key: tuple[str, ...]):
+        con, progress = ctx.con, ctx.progress
         # Own connections: the results writer uses `con` from its thread meanwhile.
-        self.writer = Writer(con.cursor(), insert=insert)
+        self.writer = Writer(con.cursor(), insert=insert, table=table, key=key)
         self._read = con.cursor()
         self.live, self._jobs = anyio.create_memory_object_stream[tuple](CHANNEL)
         # The backlog's own sender, made now: the jobs end when both it and `live` are closed.
@@ -71,6 +72,7 @@ class SideLane:
         self.statuses: Counter[str] = Counter()
         self.unreachable = False  # the helper's endpoint was given up: answers pass, asked on the next run
         progress.add(self.label, total, 0)
+        ctx.add_side(self)  # its writer, its close, and the run's answers offered to it
 
     # -------------------------------------------------------------- what a subclass says
 
@@ -107,11 +109,16 @@ class SideLane:
 
     # -------------------------------------------------------------- the machinery
 
+    async def offer(self, row: ResultRow) -> None:
+        job = self.job(row)
+        if job is not None:
+            await self.live.send(job)
+
     async def answers_done(self) -> None:
         """Model lanes are finished: the lane ends once the backlog and the channel are empty."""
         await self.live.aclose()
 
-    async def run(self) -> None:
+    async def run(self, ctx: RunContext) -> None:
         if self.batch is None:
             await run_workers(self._jobs, width=self._concurrency, handle=self._one, on_stop="drain",
                               feeders=[lambda: self._feed_backlog(self._backlog)])
@@ -190,21 +197,3 @@ class SideLane:
 
 def _detail(e: Exception) -> str:
     return "".join(traceback.format_exception_only(type(e), e)).strip()
-
-
-class Tee:
-    """A writer for model lanes: stores each answer, and hands it to every side lane that wants it."""
-
-    def __init__(self, writer: Writer, lanes: list[SideLane]):
-        self._writer, self._lanes = writer, lanes
-
-    async def put(self, row: ResultRow) -> None:
-        await self._writer.put(row)
-        for lane in self._lanes:
-            job = lane.job(row)
-            if job is not None:
-                await lane.live.send(job)
-
-    async def synced(self) -> None:
-        """Every answer put so far is in the database (side lanes' rows follow on their own)."""
-        await self._writer.synced()

@@ -1,16 +1,8 @@
-"""Chance and majority baselines: read from the dataset adapters for the store, and back for the reports."""
+"""Chance baselines read back for the reports (the sweep stores them: store/runs.py:record_datasets)."""
 
 from __future__ import annotations
 
 import duckdb
-
-from benchmark.dataset import Dataset
-
-
-def declared_baselines(ds: Dataset) -> tuple[float | None, float | None]:
-    """(chance, majority) on the dataset's primary metric scale; None where the adapter declares none
-    (the contract's default, benchmark/dataset.py:DatasetBase)."""
-    return ds.chance_baseline, ds.majority_baseline
 
 
 def chance_by_dataset(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> dict[str, float]:

@@ -21,7 +21,7 @@ import duckdb
 import msgspec
 import numpy as np
 
-from engine.errors import UserError
+from benchmark.errors import UserError
 from store.bootstrap import build_replicates, drop_replicates
 from store.db import connect
 from store.suite_tables import open_suite

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import msgspec
@@ -20,7 +22,7 @@ from benchmark.errors import UserError
 from engine.report.baselines import chance_by_dataset
 from engine.report.table import Column, Sheet, fmt, output_width, pct, render, span
 from engine.report.tree import Node, drilldown_sheet, tree_lines
-from engine.sweep import batches as batches_cmd
+from engine.report.batch_lines import report_lines as batch_lines
 from engine.report import unparsed_notes
 from store.db import connect
 from store.bootstrap import compute_intervals
@@ -70,32 +72,36 @@ def leaderboard(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> Sheet
     # A group shared by several abilities is a heading, as "Core Ability" is in Table 4.
     shared = {g for g in (a["grp"] for a in abilities) if g and sum(a["grp"] == g for a in abilities) > 1}
     shorts = _abbreviations([a["name"] for a in abilities])
-    cols = [Column("#", tuple(str(r["rank"]) if r["rank"] is not None else "*" for r in board)),
-            Column("Model", tuple(r["model"] for r in board), right=False),
-            # Unranked rows show the would-be score (raw_total), as Table 4 does.
-            Column("Overall", tuple(fmt(r["total"] if r["rank"] is not None else r["raw_total"]) for r in board))]
+    any_unparsed = any(unparsed.get(r["model"]) for r in board)
+    # One spec per column: its text cell and the CSV values it stands for, so the formats cannot drift.
+    specs = [Spec("#", ("rank",), lambda r: str(r["rank"]) if r["rank"] is not None else "*"),
+             Spec("Model", ("model",), lambda r: r["model"], right=False),
+             # Unranked rows show the would-be score (raw_total), as Table 4 does.
+             Spec("Overall", ("total", "raw_total", "vetoed"),
+                  lambda r: fmt(r["total"] if r["rank"] is not None else r["raw_total"]),
+                  lambda r: [r["total"], r["raw_total"], r["vetoed"]])]
+    def ability(name: str) -> Callable[[dict], float | None]:
+        return lambda r: scores.get((r["model"], name))
+
+    def interval(lo: str, hi: str, show: Callable[[Any, Any], str]) -> Callable[[dict], str]:
+        return lambda r: show(r[lo], r[hi])
+
     for a, short in zip(abilities, shorts):
-        head = a["name"] + (f" ({a['grp']})" if a["grp"] in shared else "")
-        cols.append(Column(head, tuple(fmt(scores.get((r["model"], a["ability"]))) for r in board), short))
-    csv_head = ["rank", "model", "total", "raw_total", "vetoed"] + [a["ability"] for a in abilities]
+        score = ability(a["ability"])
+        specs.append(Spec(a["name"] + (f" ({a['grp']})" if a["grp"] in shared else ""), (a["ability"],),
+                          _formatted(score), _listed(score), short))
     for lo, hi, head, short, show in INTERVAL_COLUMNS:
         if {lo, hi} <= has:
-            cols.append(Column(head, tuple(show(r[lo], r[hi]) for r in board), short))
-            csv_head += [lo, hi]
+            specs.append(Spec(head, (lo, hi), interval(lo, hi, show), short=short))
     if "p_veto" in has:
-        cols.append(Column("P(veto)", tuple("—" if r["p_veto"] is None else f"{r['p_veto']:.2f}" for r in board),
-                           "Veto"))
-        csv_head.append("p_veto")
-    cols.append(Column("Coverage", tuple(pct(r["coverage"]) for r in board), "Cov"))
-    any_unparsed = any(unparsed.get(r["model"]) for r in board)
-    if any_unparsed:
-        cols.append(Column("Unparsed", tuple(pct(unparsed.get(r["model"])) for r in board), "Unp"))
-    csv_rows = [[r["rank"], r["model"], r["total"], r["raw_total"], r["vetoed"]]
-                + [scores.get((r["model"], a["ability"])) for a in abilities]
-                + [r[k] for k in csv_head[5 + len(abilities):]] for r in board]
-    csv_head += ["coverage", "unparsed"]
-    for row, r in zip(csv_rows, board):
-        row += [r["coverage"], unparsed.get(r["model"])]
+        specs.append(Spec("P(veto)", ("p_veto",), lambda r: "—" if r["p_veto"] is None else f"{r['p_veto']:.2f}",
+                          short="Veto"))
+    specs.append(Spec("Coverage", ("coverage",), lambda r: pct(r["coverage"]), short="Cov"))
+    specs.append(Spec("Unparsed", ("unparsed",), lambda r: pct(unparsed.get(r["model"])),
+                      lambda r: [unparsed.get(r["model"])], short="Unp", in_text=any_unparsed))
+    cols = [Column(s.header, tuple(s.cell(r) for r in board), s.short, s.right) for s in specs if s.in_text]
+    csv_head = [name for s in specs for name in s.csv]
+    csv_rows = [[v for s in specs for v in (s.values(r) if s.values else [r[k] for k in s.csv])] for r in board]
     notes = [_why_unranked(r, meta, abilities) for r in board if r["rank"] is None and not r["vetoed"]]
     if any(r["vetoed"] for r in board):  # one line, not one per model: the gate column shows each score
         gate = next((a["name"] for a in abilities if a["ability"] == meta["gate"]), meta["gate"])
@@ -115,6 +121,26 @@ def leaderboard(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> Sheet
     notes += _model_versions(con, shown)
     title = f"{meta['title']} — {suite[0]} {suite[1]}"
     return Sheet(title, cols, csv_head, csv_rows, notes, breaks=[len(ranked)] if ranked and len(ranked) < len(board) else [])
+
+
+def _formatted(value: Callable[[dict], float | None]) -> Callable[[dict], str]:
+    return lambda r: fmt(value(r))
+
+
+def _listed(value: Callable[[dict], Any]) -> Callable[[dict], list]:
+    return lambda r: [value(r)]
+
+
+class Spec(msgspec.Struct, frozen=True):
+    """One leaderboard column: its text cell, and the CSV columns (named in `csv`) it stands for."""
+
+    header: str
+    csv: tuple[str, ...]
+    cell: Callable[[dict], str]
+    values: Callable[[dict], list] | None = None  # the CSV values; None: the row's own columns named in `csv`
+    short: str = ""
+    right: bool = True
+    in_text: bool = True
 
 
 # (low column, high column, header, abbreviation, cell) of the interval columns the leaderboard view may have.
@@ -325,7 +351,7 @@ def report(opts: ReportOptions) -> int:
             else:
                 sys.stdout.write(render(drilldown_sheet(head, root, suite), opts.format, width))
             _warn(unparsed_notes.warnings(con, suite, opts.model), opts.format)
-            _warn(batches_cmd.report_lines(con, opts.model), opts.format)
+            _warn(batch_lines(con, opts.model), opts.format)
         else:
             sheet = leaderboard(con, suite)
             if not sheet.csv_rows:
@@ -334,7 +360,7 @@ def report(opts: ReportOptions) -> int:
                 return 0
             sys.stdout.write(render(sheet, opts.format, width))
             _warn(unparsed_notes.warnings(con, suite), opts.format)
-            _warn(batches_cmd.report_lines(con), opts.format)
+            _warn(batch_lines(con), opts.format)
     except duckdb.Error as e:
         raise ReportError(f"{db}: {str(e).splitlines()[0]}") from None
     finally:

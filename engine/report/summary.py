@@ -1,4 +1,5 @@
-"""What a sweep prints at its end: per-dataset lines, then the suite's leaderboard."""
+"""What a sweep prints at its end: how its run went (per-model counts, throttling, endpoints given up, the
+budget), per-dataset lines, then the suite's leaderboard."""
 
 from __future__ import annotations
 
@@ -8,7 +9,36 @@ from pathlib import Path
 
 from engine.report import unparsed_notes
 from engine.report.table import Column, output_width, render, text_table
+from engine.run.context import Budget
+from engine.run.progress import Progress, log
+from providers.breaker import Breaker
+from providers.limits import Limits
 from store.db import connect
+
+
+def log_run_end(progress: Progress, limits: dict[str, Limits], gone: dict[str, Breaker], budget: Budget | None, *,
+                helper: str | None, quiet: bool) -> None:
+    """How the calling phase went, on stderr. A stop the user must act on (an endpoint given up, the budget
+    reached) is said even with --quiet: the sweep did not finish, and this is why."""
+    for line in progress.summary_lines():
+        log(line, quiet=quiet)
+    for name, lim in limits.items():
+        if lim.throttled:
+            now = f"; concurrency now {lim.concurrency}" if lim.concurrency is not None else ""
+            log(f"{name}: rate-limited {lim.throttled} time(s) (429){now}", quiet=quiet)
+    for name, b in gone.items():
+        c = progress.counters.get(name) or progress.counters.get(helper or "")
+        left = f"; {c.total - c.done} item(s) not asked" if c else ""
+        log(f"unreachable: {name}: {b.endpoint} could not be reached for {b.unreachable_after_s:g} s ({b.reason})"
+            f"{left}: run the same command again once it answers")
+    if budget is None:
+        return
+    if budget.stopped:
+        not_asked = sum(c.total - c.done for c in progress.counters.values())
+        log(f"budget reached: ${budget.spent:.4f} spent of ${budget.limit:g}; stopped dispatching, "
+            f"{not_asked} item(s) not asked (run again with a larger --budget to continue)")
+    else:
+        log(f"budget: ${budget.spent:.4f} spent of ${budget.limit:g}", quiet=quiet)
 
 
 def print_summary(db: Path, suite: str | None) -> None:

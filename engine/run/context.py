@@ -9,20 +9,23 @@ flushes every row even when interrupted. `execute` runs a body with a
 
 A lane (engine/lanes/model_lane.py's ModelLane, a batch lane, ...) takes the context as
 its one input: it reads its rows' destination (`answers`), `progress`, `budget`
-and `limits` from it; `interrupt` stops it; `writer` is flushed for it.
+and `limits` from it; `interrupt` stops it; `writer` is flushed for it. A side lane
+(the judge, the extractor) also registers itself (`add_side`): its writer runs
+beside the main one, it is closed with the run, and every answer put to `answers`
+is offered to it. `run_lanes` runs them all: the side lanes take the last answers
+once the other lanes have ended.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from typing import Any, Protocol, TypeVar
 
 import anyio
 import duckdb
 
 from engine.run import eventloop as runloop
-from engine.run.endpoints import unreachable_models
 from engine.run.interrupt import Interrupt
 from engine.run.progress import Progress
 from providers.breaker import Breaker
@@ -32,7 +35,6 @@ from store.writer import Writer
 
 T = TypeVar("T")
 
-EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by SIGINT (128 + 2), after its rows are saved
 
 
 class RowSink(Protocol):
@@ -45,6 +47,39 @@ class Lane(Protocol):
     """A lane of a run (engine/lanes/model_lane.py:ModelLane; a batch lane): all it shares comes from `ctx`."""
 
     async def run(self, ctx: RunContext) -> None: ...
+
+
+class Side(Protocol):
+    """A lane fed by the answers of the others (engine/lanes/side_lane.py:SideLane: the judge, the extractor)."""
+
+    writer: Writer
+
+    async def offer(self, row: Any) -> None:
+        """An answer stored in this run: taken when the lane wants it (it may wait while the lane is behind)."""
+
+    async def run(self, ctx: RunContext) -> None: ...
+
+    async def answers_done(self) -> None:
+        """No more answers will be offered: the lane ends once it has handled what it holds."""
+
+    async def aclose(self) -> None:
+        """Flush its rows and close its connections (shielded, after an interrupt too)."""
+
+
+class Tee:
+    """The run's `answers` once side lanes exist: stores each answer, and offers it to every side lane."""
+
+    def __init__(self, writer: Writer, sides: list[Side]):
+        self._writer, self._sides = writer, sides
+
+    async def put(self, row: Any) -> None:
+        await self._writer.put(row)
+        for side in self._sides:
+            await side.offer(row)
+
+    async def synced(self) -> None:
+        """Every answer put so far is in the database (side lanes' rows follow on their own)."""
+        await self._writer.synced()
 
 
 class RunRecord(Protocol):
@@ -121,7 +156,8 @@ class RunContext:
         self.writer = Writer(con, insert=insert)
         self.answers: RowSink = self.writer  # a sweep with side lanes puts a Tee here
         self.interrupt = Interrupt()
-        self._writers: list[Writer] = [self.writer]
+        self.sides: list[Side] = []
+        self.writers: list[Writer] = [self.writer]
         self._background: list[tuple[Callable[..., Coroutine[Any, Any, Any]], tuple[Any, ...]]] = []
         self._closers: list[Callable[[], Awaitable[None]]] = []
 
@@ -129,7 +165,14 @@ class RunContext:
 
     def add_writer(self, writer: Writer) -> None:
         """Another Writer (a side lane's table) run beside the main one; its lane flushes it."""
-        self._writers.append(writer)
+        self.writers.append(writer)
+
+    def add_side(self, side: Side) -> None:
+        """A side lane: its writer runs beside the main one, it is closed after the main writer is flushed
+        (an answer is stored before what a helper said of it), and every answer is offered to it."""
+        self.sides.append(side)
+        self.add_writer(side.writer)
+        self.answers = Tee(self.writer, self.sides)
 
     def background(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """A task that runs until the lanes are done, then is cancelled (live view, snapshots)."""
@@ -146,7 +189,7 @@ class RunContext:
     async def running(self) -> AsyncIterator[RunContext]:
         """The body runs the lanes; a signal cancels it, and what is answered is kept."""
         async with anyio.create_task_group() as tg:
-            for w in self._writers:
+            for w in self.writers:
                 tg.start_soon(w.run)
             tg.start_soon(self.progress.show)
             tg.start_soon(self.interrupt.watch)
@@ -160,7 +203,20 @@ class RunContext:
                     for close in self._closers:
                         await close()
                     await self.flush()
+                    for side in self.sides:
+                        await side.aclose()
                 tg.cancel_scope.cancel()
+
+    async def run_lanes(self, lanes: Iterable[Lane]) -> None:
+        """The side lanes and `lanes` until all end; side lanes are told when no more answers come."""
+        async with anyio.create_task_group() as tg:
+            for side in self.sides:
+                tg.start_soon(side.run, self)
+            async with anyio.create_task_group() as others:
+                for lane in lanes:
+                    others.start_soon(lane.run, self)
+            for side in self.sides:
+                await side.answers_done()
 
     async def flush(self) -> None:
         """No more rows: the main writer stores what it holds (idempotent)."""
@@ -179,7 +235,7 @@ class RunContext:
             return "interrupted"
         if self.budget is not None and self.budget.stopped:
             return "budget"
-        return "unreachable" if unreachable_models(self.breakers) else "complete"
+        return "unreachable" if any(b.given_up for b in self.breakers.values()) else "complete"
 
     def errors(self) -> int:
         return sum(c.errors for c in self.progress.counters.values())

@@ -1,4 +1,5 @@
-"""Endpoints as the sweep sees them: one circuit breaker per endpoint, and what to say when one gave up."""
+"""Endpoints and limits as a run sees them: each model's rate limits and gates, its provider adapters, one
+circuit breaker per endpoint, and what to say when one gave up."""
 
 from __future__ import annotations
 
@@ -6,9 +7,15 @@ from collections.abc import Iterable
 
 from yarl import URL
 
-from engine.config import ModelConfig, base_url
+from benchmark.dataset import Dataset
+from engine.config import ModelConfig, ModelsFile, base_url
+from engine.run.generation import ProviderSet
 from engine.run.progress import log
+from providers.base import Provider
 from providers.breaker import Breaker
+from providers.concurrency import AdaptiveLimit
+from providers.limits import Limits, RateLimit
+from providers.registry import make_provider
 
 
 def endpoint_of(m: ModelConfig) -> str:
@@ -33,3 +40,37 @@ def build_breakers(models: Iterable[ModelConfig], *, quiet: bool = False) -> dic
 def unreachable_models(breakers: dict[str, Breaker]) -> dict[str, Breaker]:
     """The models whose endpoint was given up in this run."""
     return {name: b for name, b in breakers.items() if b.given_up}
+
+
+def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
+    """Each model's limits: its own rates and AIMD gate, plus its account's shared rates and pool.
+
+    Only models that name the same account share anything; every other model
+    has limiters of its own, so a throttled model never slows the others.
+    """
+    rates = {name: RateLimit(a.rpm, a.tpm) for name, a in cfg.accounts.items()}
+    pools = {name: AdaptiveLimit(a.max_concurrency) for name, a in cfg.accounts.items() if a.max_concurrency}
+    out = {}
+    for m in [*cfg.models, *(x for x in (cfg.judge, cfg.extractor) if x is not None)]:
+        gates = [AdaptiveLimit(m.concurrency)] if m.adaptive else []
+        if m.account in pools:
+            gates.append(pools[m.account])
+        # Own rates first, the account's last (see Limits.acquire).
+        out[m.name] = Limits(RateLimit(m.rpm, m.tpm), rates.get(m.account) if m.account else None, gates=gates)
+    return out
+
+
+def model_providers(m: ModelConfig, limits: Limits, datasets: list[Dataset],
+                    breaker: Breaker | None = None) -> ProviderSet:
+    """The evaluated model's adapters: one per distinct generation setting among its datasets."""
+    return ProviderSet(m, datasets, lambda gen: model_provider(m, limits, gen, breaker))
+
+
+def model_provider(m: ModelConfig, limits: Limits, generation: dict, breaker: Breaker | None = None) -> Provider:
+    """One adapter of an evaluated model, for one generation setting."""
+    return make_provider(m.provider, base_url=base_url(m), model=m.model, api_key=m.api_key(),
+                         generation=generation, limits=limits, timeout_s=m.timeout_s,
+                         max_retries=m.max_retries, max_connections=m.concurrency,
+                         backoff_base_s=m.backoff_s, reasoning=m.reasoning,
+                         answer_constraint=m.answer_constraint, breaker=breaker,
+                         timeout_per_token_s=m.timeout_per_token_s or 0.0)

@@ -16,7 +16,7 @@ import msgspec
 from engine.config import ModelConfig
 from engine.run.generation import dataset_generation
 from engine.lanes.work import PlannedDataset
-from engine.sweep.sweep import SweepOptions, plan_sweep
+from engine.sweep.plan import SweepOptions, plan_sweep
 from providers.http import DEFAULT_MAX_OUTPUT
 from store import resume
 from store.db import connect

@@ -26,9 +26,9 @@ import msgspec
 
 from benchmark.extract import Choices, extract_multi, extract_single
 from engine.config import ModelConfig, ModelsFile, load_models
-from engine.errors import UserError
+from benchmark.errors import UserError
 from engine.lanes.extract_model import Extractor, Reading, wants_model
-from engine.sweep.sweep import build_limits
+from engine.run.endpoints import build_limits
 
 
 PROGRESS_EVERY = 25  # extractor answers between progress lines on stderr

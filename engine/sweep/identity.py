@@ -16,8 +16,8 @@ from urllib.parse import urlsplit, urlunsplit
 import duckdb
 
 from benchmark.dataset import Dataset, stable_hash
-from engine.config import ModelConfig, ModelsFile, base_url
-from engine.errors import UserError
+from engine.config import ModelConfig, ModelsFile, base_url, public_url
+from benchmark.errors import UserError
 from engine.sweep.local_server import DEFAULT_GGUF_NAME
 from engine.run.progress import log
 from store import identity as store
@@ -25,16 +25,6 @@ from store import identity as store
 # Names shown in the "what changed" message, in this order.
 FIELD_NAMES = {"provider": "provider", "base_url": "base URL", "model": "model id",
                "context_tokens": "context_tokens", "derivation": "derivation"}
-
-
-def public_url(url: str | None) -> str | None:
-    """The URL without user:password@, query or fragment: what may be stored and shown."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 # A server on this machine usually gets a free port each time it starts: its port is not identity.

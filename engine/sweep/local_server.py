@@ -38,7 +38,7 @@ from urllib.parse import urlparse
 import msgspec
 import orjson
 
-from engine.errors import UserError
+from benchmark.errors import UserError
 from engine.run.progress import log
 
 if TYPE_CHECKING:

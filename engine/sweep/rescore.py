@@ -34,12 +34,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from benchmark import registry
 from benchmark.dataset import Dataset
 from benchmark.suite import load_suite
-from engine.errors import UserError
+from benchmark.errors import UserError
 from engine.lanes.extract_model import read_and_score
-from engine.lanes.work import reading_data, render, resolve_datasets
+from engine.lanes.work import render
+from engine.sweep.plan import reading_data, resolve_datasets
 from engine.run.progress import log
-from engine.sweep.sweep import record_metrics
-from store import extractions, history
+from store import extractions, history, runs
 from store.db import connect, transaction
 from store.judgements import answer_md5
 
@@ -148,7 +148,7 @@ def rescore_dataset(con: duckdb.DuckDBPyConnection, ds: Dataset, models: list[st
             changed = []
     history.replace_values(con, rescore_id, changed)
     with transaction(con):
-        record_metrics(con, [ds])
+        runs.record_datasets(con, [ds])
 
 
 def _dump(v: Any) -> str | None:

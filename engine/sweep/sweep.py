@@ -14,22 +14,23 @@ import anyio
 import duckdb
 import msgspec
 
-from benchmark.suite import load_suite
-from engine.report.baselines import declared_baselines
 from engine.lanes.batch.model_lane import SweepBatchLane
-from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models
-from engine.run.endpoints import build_breakers, unreachable_models
-from engine.errors import UserError
+from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models, public_url
+from engine.run.endpoints import build_breakers, build_limits, model_providers, unreachable_models
+from benchmark.errors import UserError
 from engine.lanes.extract_lane import ExtractorLane, ExtractorPlan, plan_extraction
 from engine.run.generation import ProviderSet, prompt_budgets, request_stamp
-from engine.sweep.identity import check_identities, public_url
+from engine.sweep.identity import check_identities
 from engine.lanes.judge import JudgeLane, JudgePlan, plan_judging
 from engine.sweep.local_server import serve_local_models
-from engine.lanes.work import PlannedDataset, lane, load_dataset, resolve_datasets, run_stamp
+from engine.lanes.work import PlannedDataset, pending_work
+from engine.sweep.plan import SweepOptions, plan_sweep, run_stamp
+from engine.report.summary import log_run_end
+from engine.version import ENGINE_VERSION
 from engine.run.progress import Progress, log
 from engine.run.context import Budget, Lane, RunContext, StoredRun, execute
 from engine.lanes.model_lane import ModelLane, Stamps
-from engine.lanes.side_lane import SideLane, Tee
+from engine.lanes.side_lane import SideLane
 from providers.breaker import Breaker
 from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
@@ -38,25 +39,6 @@ from store import extractions, resume, runs, snapshot
 from store.bootstrap import compute_intervals
 from store.db import connect, transaction, write_failure
 from store.suite_tables import load_suite_tables
-
-ENGINE_VERSION = "0.1.0"
-
-
-class SweepOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """Flags of `sweep`. None = not given: the models file's [sweep] table, then the default, applies."""
-
-    models_path: Path
-    db: Path | None = None
-    data_dir: Path | None = None
-    suite: str | None = None
-    datasets: list[str] | None = None
-    limit: int | None = None
-    pull: bool = False
-    fresh: bool = False
-    quiet: bool = False
-    allow_mixed: bool = False
-    budget_usd: float | None = None  # stop dispatching new items once this much is spent
-    serve_port: int | None = None  # serve the live view (engine/report/serve.py) on this loopback port
 
 
 class SweepResult(msgspec.Struct, kw_only=True):
@@ -70,66 +52,6 @@ class SweepResult(msgspec.Struct, kw_only=True):
     db: Path | None = None  # the database written (flag, models file or default)
     suite: str | None = None  # name@version of the suite loaded into it
     unreachable: list[str] = []  # models given up because their endpoint could not be reached
-
-
-class Plan(msgspec.Struct):
-    opts: SweepOptions  # with the file's [sweep] defaults filled in
-    cfg: ModelsFile
-    suite: Any  # benchmark.suite.Suite
-    planned: list[PlannedDataset]
-
-
-def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> Plan:
-    """Load the models file, the suite and each dataset's sample; nothing is called."""
-    cfg = load_models(opts.models_path, check_env=check_env)
-    if opts.datasets is not None and not opts.datasets:
-        raise UserError("--datasets is empty: name at least one dataset id (leave the flag out for the whole suite)")
-    if opts.datasets is None and cfg.sweep.datasets is not None and not cfg.sweep.datasets:
-        raise UserError(f"{opts.models_path}: [sweep] datasets is empty: name at least one dataset id "
-                        "(leave the key out for the whole suite)")
-    opts = with_file_defaults(opts, cfg.sweep)
-    assert opts.suite is not None and opts.data_dir is not None  # with_file_defaults fills them
-    suite = load_suite(opts.suite)
-    datasets, skipped = resolve_datasets(opts.datasets, suite.datasets)
-    if skipped:
-        log(f"note: {len(skipped)} dataset(s) of suite {suite.name} have no adapter yet and are skipped: "
-            f"{', '.join(skipped)}", quiet=opts.quiet)
-    if not datasets:
-        raise UserError(f"suite {suite.name}: none of its datasets can be evaluated yet")
-    if opts.limit is not None and opts.limit < 1:
-        raise UserError("--limit must be >= 1")
-    if opts.budget_usd is not None and opts.budget_usd <= 0:
-        raise UserError("--budget must be > 0 (US dollars)")
-    limit = opts.limit or suite.sample_size
-    if opts.pull:
-        pull_data([ds.id for ds in datasets], opts.data_dir, quiet=opts.quiet)
-    # Data problems surface here, before any model is called.
-    planned = [load_dataset(ds, opts.data_dir, limit, suite.seed) for ds in datasets]
-    return Plan(opts, cfg, suite, planned)
-
-
-def with_file_defaults(opts: SweepOptions, file: SweepDefaults) -> SweepOptions:
-    """Command-line flag, else the models file's [sweep] value, else the built-in default."""
-    def pick(flag: Any, value: Any, default: Any) -> Any:
-        return flag if flag is not None else value if value is not None else default
-
-    return msgspec.structs.replace(
-        opts,
-        db=Path(pick(opts.db, file.db, "results.duckdb")),
-        data_dir=Path(pick(opts.data_dir, file.data_dir, "data")),
-        suite=pick(opts.suite, file.suite, "moodbench"),
-        datasets=pick(opts.datasets, file.datasets, None),
-        limit=pick(opts.limit, file.limit, None),
-        pull=opts.pull or file.pull,
-    )
-
-
-def pull_data(dataset_ids: list[str], data_dir: Path, *, quiet: bool) -> None:
-    """`data pull` for these datasets; files already present and verified are not fetched again."""
-    from engine.data.pull import DataOptions, pull
-
-    if pull(DataOptions(datasets=",".join(dataset_ids), data_dir=data_dir, quiet=quiet)) != 0:
-        raise UserError(f"could not fetch the data for {', '.join(dataset_ids)} into {data_dir} (see above)")
 
 
 def sweep(opts: SweepOptions) -> SweepResult:
@@ -224,38 +146,12 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
         log(f"warning: confidence intervals not computed ({str(e).splitlines()[0]}); "
             "`report` computes them when it is run")
     with contextlib.suppress(duckdb.Error, OSError):  # the final state, for readers of the snapshot
-        snaps.final(con, snaps.rows)
+        snaps.final(con, result.rows_written)
     result.errors = sum(c.errors for c in progress.counters.values())
-    for line in progress.summary_lines():
-        log(line, quiet=opts.quiet)
-    for line in _throttle_lines(limits):
-        log(line, quiet=opts.quiet)
-    for name, b in gone.items():
-        c = progress.counters.get(name) or progress.counters.get(judging.label if judging else "")
-        left = f"; {c.total - c.done} item(s) not asked" if c else ""
-        # Said even with --quiet, like a budget stop: the sweep did not finish, and this is why.
-        log(f"unreachable: {name}: {b.endpoint} could not be reached for {b.unreachable_after_s:g} s ({b.reason})"
-            f"{left}: run the same command again once it answers")
     if budget is not None:
-        result.spent_usd = budget.spent
-        result.budget_reached = budget.stopped
-        not_asked = sum(c.total - c.done for c in progress.counters.values())
-        if budget.stopped:
-            # Said even with --quiet: the sweep did not finish, and this is why.
-            log(f"budget reached: ${budget.spent:.4f} spent of ${opts.budget_usd:g}; stopped dispatching, "
-                f"{not_asked} item(s) not asked (run again with a larger --budget to continue)")
-        else:
-            log(f"budget: ${budget.spent:.4f} spent of ${opts.budget_usd:g}", quiet=opts.quiet)
+        result.spent_usd, result.budget_reached = budget.spent, budget.stopped
+    log_run_end(progress, limits, gone, budget, helper=judging.label if judging else None, quiet=opts.quiet)
     return result
-
-
-def _throttle_lines(limits: dict[str, Limits]) -> list[str]:
-    out = []
-    for name, lim in limits.items():
-        if lim.throttled:
-            now = f"; concurrency now {lim.concurrency}" if lim.concurrency is not None else ""
-            out.append(f"{name}: rate-limited {lim.throttled} time(s) (429){now}")
-    return out
 
 
 def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[PlannedDataset]) -> None:
@@ -267,48 +163,7 @@ def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned:
             # What was asked for, so coverage counts items never attempted (a killed run) as missing.
             for p in planned:
                 runs.record_planned(con, m.name, p.id, p.size, now)
-        record_metrics(con, [p.dataset for p in planned])
-
-
-def record_metrics(con: duckdb.DuckDBPyConnection, datasets: list[Any]) -> None:
-    """How the datasets' item rows aggregate (dataset_metrics), as their adapters declare it now; and their
-    baselines (dataset_baselines)."""
-    for ds in datasets:
-        runs.record_metrics(con, ds.id, ds.metrics, ds.scorer_version)
-        chance, majority = declared_baselines(ds)
-        runs.record_baselines(con, ds.id, chance=chance, majority=majority)
-
-
-def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
-    """Each model's limits: its own rates and AIMD gate, plus its account's shared rates and pool.
-
-    Only models that name the same account share anything; every other model
-    has limiters of its own, so a throttled model never slows the others.
-    """
-    rates = {name: RateLimit(a.rpm, a.tpm) for name, a in cfg.accounts.items()}
-    pools = {name: AdaptiveLimit(a.max_concurrency) for name, a in cfg.accounts.items() if a.max_concurrency}
-    out = {}
-    for m in [*cfg.models, *(x for x in (cfg.judge, cfg.extractor) if x is not None)]:
-        gates = [AdaptiveLimit(m.concurrency)] if m.adaptive else []
-        if m.account in pools:
-            gates.append(pools[m.account])
-        # Own rates first, the account's last (see Limits.acquire).
-        out[m.name] = Limits(RateLimit(m.rpm, m.tpm), rates.get(m.account) if m.account else None, gates=gates)
-    return out
-
-
-def _provider(m: ModelConfig, limits: Limits, planned: list[PlannedDataset],
-              breaker: Breaker | None = None) -> ProviderSet:
-    return ProviderSet(m, [p.dataset for p in planned], lambda gen: _one_provider(m, limits, gen, breaker))
-
-
-def _one_provider(m: ModelConfig, limits: Limits, generation: dict, breaker: Breaker | None = None):
-    return make_provider(m.provider, base_url=base_url(m), model=m.model, api_key=m.api_key(),
-                         generation=generation, limits=limits, timeout_s=m.timeout_s,
-                         max_retries=m.max_retries, max_connections=m.concurrency,
-                         backoff_base_s=m.backoff_s, reasoning=m.reasoning,
-                         answer_constraint=m.answer_constraint, breaker=breaker,
-                         timeout_per_token_s=m.timeout_per_token_s or 0.0)
+        runs.record_datasets(con, [p.dataset for p in planned])
 
 
 class SweepLanes(msgspec.Struct, kw_only=True):
@@ -332,20 +187,17 @@ class SweepLanes(msgspec.Struct, kw_only=True):
 
 
 async def _run(ctx: RunContext, run: SweepLanes) -> SweepResult:
-    cfg, planned, con, progress = run.cfg, run.planned, ctx.con, ctx.progress
-    providers = {m.name: _provider(m, ctx.limits[m.name], planned, ctx.breakers.get(m.name)) for m in cfg.models}
+    cfg, planned, con = run.cfg, run.planned, ctx.con
+    datasets = [p.dataset for p in planned]
+    providers = {m.name: model_providers(m, ctx.limits[m.name], datasets, ctx.breakers.get(m.name))
+                 for m in cfg.models}
     # Judged datasets' answers also go to the judge lane (engine/lanes/judge.py), unread choice answers to
-    # the extractor lane (engine/lanes/extract_lane.py); side lanes end after the models.
+    # the extractor lane (engine/lanes/extract_lane.py): side lanes register themselves with the context.
     sides: list[SideLane] = []
     if run.judging:
-        judge = run.judging.judge.name
-        sides.append(JudgeLane(run.judging, con, ctx.limits[judge], progress, ctx.breakers.get(judge)))
+        sides.append(JudgeLane(run.judging, ctx))
     if run.extracting:
-        sides.append(ExtractorLane(run.extracting, con, ctx.limits[run.extracting.extractor.name], progress))
-    if sides:
-        ctx.answers = Tee(ctx.writer, sides)
-    for side in sides:
-        ctx.add_writer(side.writer)
+        sides.append(ExtractorLane(run.extracting, ctx))
 
     def rows_now() -> int:
         run.snaps.rows = ctx.writer.rows_written + sum(side.writer.rows_written for side in sides)
@@ -354,8 +206,10 @@ async def _run(ctx: RunContext, run: SweepLanes) -> SweepResult:
     if run.opts.serve_port is not None:
         from engine.report.serve import serve_live
 
-        ctx.background(serve_live, run.opts.serve_port, con, progress, ctx.limits)
+        ctx.background(serve_live, run.opts.serve_port, con, ctx.progress, ctx.limits)
     # Readers see progress through <db>.snapshot (store/snapshot.py); DuckDB locks the file itself.
+    for writer in ctx.writers:
+        run.snaps.track(writer)
     ctx.background(snapshot.keep_fresh, con, run.snaps, rows_now, _warn)
 
     async def close_providers() -> None:
@@ -363,31 +217,25 @@ async def _run(ctx: RunContext, run: SweepLanes) -> SweepResult:
             await p.aclose()
 
     ctx.on_close(close_providers)
-    ctx.on_close(ctx.flush)
-    for side in sides:
-        ctx.on_close(side.aclose)
-    async with ctx.running(), anyio.create_task_group() as lanes:
-        for side in sides:
-            lanes.start_soon(side.run)
-        async with anyio.create_task_group() as models:
-            for m in cfg.models:
-                work = lane(planned, functools.partial(run.done_count, m.name),
-                            functools.partial(run.done_keys, m.name),
-                            prompt_budgets(m, [p.dataset for p in planned]))
-                model_lane: Lane = (  # a batched model goes through its provider's batch API (engine/lanes/batch/model_lane.py)
-                    SweepBatchLane(m, providers=providers[m.name], planned=planned, work=work,
-                                   stamps=run.stamps[m.name]) if m.batch
-                    else ModelLane(m.name, provider=providers[m.name], work=work, concurrency=m.concurrency,
-                                   stamps=run.stamps[m.name]))
-                models.start_soon(model_lane.run, ctx)
-        for side in sides:
-            await side.answers_done()
+    async with ctx.running():
+        await ctx.run_lanes(model_lane(m, run, providers[m.name]) for m in cfg.models)
     for side in sides:
         log(side.summary(), quiet=ctx.quiet)
     if run.extracting is not None:  # readings of answers stored after their reading's batch (two writers)
         extractions.apply_readings(con)
     side_rows = sum(side.writer.rows_written for side in sides)
     return SweepResult(rows_written=ctx.writer.rows_written + side_rows, interrupted=ctx.interrupted, errors=0)
+
+
+def model_lane(m: ModelConfig, run: SweepLanes, provider: ProviderSet) -> Lane:
+    """One evaluated model's lane over its pending work: a batched model goes through its provider's batch
+    API (engine/lanes/batch/model_lane.py), any other calls it."""
+    work = pending_work(run.planned, functools.partial(run.done_count, m.name),
+                        functools.partial(run.done_keys, m.name),
+                        prompt_budgets(m, [p.dataset for p in run.planned]))
+    if m.batch:
+        return SweepBatchLane(m, providers=provider, planned=run.planned, work=work, stamps=run.stamps[m.name])
+    return ModelLane(m.name, provider=provider, work=work, concurrency=m.concurrency, stamps=run.stamps[m.name])
 
 
 def _warn(msg: str) -> None:

@@ -3,7 +3,7 @@
 import pytest
 
 from engine.config import load_models
-from engine.errors import UserError
+from benchmark.errors import UserError
 from engine.sweep.identity import model_identity
 from tests.engine.fakes import FakeDataset
 

@@ -17,11 +17,11 @@ from benchmark.judges import rubric_for
 from engine.lanes.batch import core as batch_core
 from engine.config import load_models
 from engine.lanes.judge import JudgeLane, JudgePlan
+from engine.run.context import RunContext
 from engine.lanes.work import PlannedDataset
 from engine.run.progress import Progress
 from providers.base import ChatResult
 from providers.batch import EXPIRED
-from providers.limits import Limits
 from store import batches
 from store.db import connect
 from store.writer import insert_rows
@@ -100,18 +100,21 @@ class Harness:
         con = connect(self.db)
         if api is not None:
             monkeypatch.setattr(batch_core, "make_api", lambda provider, adapter: api)
-        lane = JudgeLane(plan, con, Limits(), Progress(quiet=True))
-        if lane.batch is not None:
-            lane.batch.core._sleep = lambda s: anyio.lowlevel.checkpoint()  # type: ignore[attr-defined]
         sync = SyncJudge()
-        lane._providers = {k: sync if not batched else _Bodies(p, sync) for k, p in lane._providers.items()}
+        made: list[JudgeLane] = []
 
         async def main():
+            ctx = RunContext(con, progress=Progress(quiet=True))  # on the loop, as `execute` makes it
+            lane = JudgeLane(plan, ctx)
+            made.append(lane)
+            if lane.batch is not None:
+                lane.batch.core._sleep = lambda s: anyio.lowlevel.checkpoint()  # type: ignore[attr-defined]
+            lane._providers = {k: sync if not batched else _Bodies(p, sync) for k, p in lane._providers.items()}
             async with anyio.create_task_group() as tg:
                 tg.start_soon(lane.writer.run)
                 try:
                     async with anyio.create_task_group() as lanes:
-                        lanes.start_soon(lane.run)
+                        lanes.start_soon(lane.run, ctx)
                         for r in live or []:
                             job = lane.job(r)
                             if job is not None:
@@ -125,7 +128,7 @@ class Harness:
         con.close()
         if not survived:
             return None
-        return lane, sync
+        return made[0], sync
 
     def verdicts(self):
         con = connect(self.db)

@@ -14,9 +14,10 @@ from engine.lanes.batch.model_lane import BatchLane
 from engine.lanes.batch.requests import CUSTOM_ID, custom_id
 from engine.config import ModelConfig, Price
 from engine.run.generation import ProviderSet
-from engine.lanes.work import lane
+from engine.lanes.work import pending_work
 from engine.run.progress import Progress
-from engine.lanes.model_lane import Budget, Stamps
+from engine.lanes.model_lane import Stamps
+from engine.run.context import Budget
 from providers.batch import EXPIRED, FAILED
 from providers.errors import ErrorClass, ProviderError
 from store import batches, resume
@@ -56,7 +57,7 @@ class Harness:
         con = connect(self.db)
         p = planned(self.ds)
         counts = resume.done_counts(con, ["m"], {p.id: p.ids})
-        work = lane([p], lambda d: counts.get(("m", d), 0), lambda d: resume.done_keys(con, "m", d))
+        work = pending_work([p], lambda d: counts.get(("m", d), 0), lambda d: resume.done_keys(con, "m", d))
 
         def make(gen):
             chat = FakeChat(gen)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import anyio
 
 from engine.lanes.batch import core as batch_core
-from engine.sweep.batches import report_lines, table
+from engine.report.batch_lines import report_lines, table
 from engine.cli import main
 from providers.batch import BatchRequest
 from store import batches

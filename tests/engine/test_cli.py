@@ -88,39 +88,18 @@ def test_an_import_error_in_a_command_surfaces(monkeypatch):
     _with_command(monkeypatch, run)
     with pytest.raises(ModuleNotFoundError, match="engine.no_such_module"):
         main(["boom"])
-    monkeypatch.setitem(cli._DELEGATED, "broken", ("engine.no_such_module", "broken_main", "a broken command"))
-    with pytest.raises(ModuleNotFoundError, match="engine.no_such_module"):
-        main(["broken"])
 
 
 def test_an_import_error_exits_1_with_a_traceback_in_the_process():
-    script = ("import sys\nfrom engine import cli\n"
-              "cli._DELEGATED['broken'] = ('engine.no_such_module', 'broken_main', 'a broken command')\n"
+    script = ("import importlib, sys\nfrom engine import cli, cli_parsers\n"
+              "def run(args):\n    return importlib.import_module('engine.no_such_module')\n"
+              "cli_parsers.COMMANDS['broken'] = cli_parsers.Command('a broken command', lambda p: None, run)\n"
               "sys.argv = ['moodengine', 'broken']\ncli.run()\n")
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120,
                        check=False)
     assert p.returncode == 1
     assert "Traceback" in p.stderr and "No module named 'engine.no_such_module'" in p.stderr
     assert "not available" not in p.stderr
-
-
-def test_a_delegated_command_gets_its_argv_and_the_same_policy(monkeypatch, capsys):
-    import types
-
-    seen: list[list[str]] = []
-
-    def fake_main(argv: list[str]) -> int:
-        seen.append(argv)
-        raise SuiteError("suite x: unknown")
-
-    mod = types.ModuleType("fake_cmd")
-    mod.fake_main = fake_main  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "fake_cmd", mod)
-    monkeypatch.setitem(cli._DELEGATED, "fake", ("fake_cmd", "fake_main", "a delegated command"))
-    assert main(["fake", "--x", "1"]) == 2
-    assert seen == [["--x", "1"]] and capsys.readouterr().err == "error: suite x: unknown\n"
-    assert main(["--help"]) == 0
-    assert "a delegated command" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv", [[], ["--help"], *([*name.split(), "--help"] for name in COMMANDS),

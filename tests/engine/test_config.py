@@ -1,7 +1,7 @@
 import pytest
 
 from engine.config import load_models
-from engine.errors import UserError
+from benchmark.errors import UserError
 
 GOOD = """
 [defaults]

@@ -5,13 +5,12 @@ from __future__ import annotations
 import msgspec
 
 from benchmark import registry
-from engine.config import ModelConfig
+from engine.config import ModelConfig, public_url
 from engine.sweep.identity import (
     derivation,
     describe_change,
     identity_hash,
     model_identity,
-    public_url,
 )
 
 

@@ -7,13 +7,13 @@ import pytest
 from benchmark import registry
 from benchmark.judges import rubric_for
 from engine.config import load_models
-from engine.errors import UserError
+from benchmark.errors import UserError
 from engine.lanes.judge import JudgeLane, JudgePlan, plan_judging
+from engine.run.context import RunContext
 from engine.lanes.work import PlannedDataset
 from engine.run.progress import Progress
 from providers.base import ChatResult
 from providers.errors import ErrorClass, ProviderError
-from providers.limits import Limits
 from store.db import connect
 
 MODELS = """
@@ -112,7 +112,7 @@ def _lane(tmp_path, reply, judge_ctx=8192):
     plan = JudgePlan(judge=cfg.judge, rubrics={"lcsts": rubric_for("lcsts")},
                      planned={"lcsts": PlannedDataset(ds, (("1", raw),))}, budgets={"m1": {"lcsts": 4000}}, run_id="run1",
                      backlog=0, expected=0)
-    lane = JudgeLane(plan, _con(tmp_path), Limits(), Progress(quiet=True))
+    lane = JudgeLane(plan, RunContext(_con(tmp_path), progress=Progress(quiet=True)))
     fake = FakeJudge(reply)
     lane._providers = {k: fake for k in lane._providers}
     return lane, fake

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmark.dataset import Item, Message
-from engine.lanes.work import PlannedDataset, lane
+from engine.lanes.work import PlannedDataset, pending_work
 from tests.engine.fakes import FakeDataset
 
 
@@ -28,17 +28,17 @@ class Pairs(FakeDataset):
 def test_per_item_samples_and_variants():
     p = PlannedDataset(Pairs(), (("p1", 1), ("a", 1), ("p2", 1)))
     assert p.size == 5
-    work = list(lane([p], lambda d: 0, lambda d: set()))
+    work = list(pending_work([p], lambda d: 0, lambda d: set()))
     assert [(w.item.id, w.sample, w.item.gold) for w in work] == [
         ("p1", 0, "A"), ("p1", 1, "B"), ("a", 0, "A"), ("p2", 0, "A"), ("p2", 1, "B")]
     # a resume after the first order of p2 asks only its pair's second order
-    rest = list(lane([p], lambda d: 4, lambda d: {("p1", 0), ("p1", 1), ("a", 0), ("p2", 0)}))
+    rest = list(pending_work([p], lambda d: 4, lambda d: {("p1", 0), ("p1", 1), ("a", 0), ("p2", 0)}))
     assert [(w.item.id, w.sample) for w in rest] == [("p2", 1)]
 
 
 def test_items_over_the_prompt_budget_are_fitted():
     p = PlannedDataset(Pairs(), (("a", 10), ("b", 4000)))
-    work = list(lane([p], lambda d: 0, lambda d: set(), prompt_tokens={p.id: 500}))
+    work = list(pending_work([p], lambda d: 0, lambda d: set(), prompt_tokens={p.id: 500}))
     assert [w.item.messages[0].content[:5] for w in work] == ["q xxx", "short"]
     assert work[1].item.meta == {"truncated": 1}
-    assert list(lane([p], lambda d: 0, lambda d: set()))[1].item.messages[0].content.startswith("q xxx")
+    assert list(pending_work([p], lambda d: 0, lambda d: set()))[1].item.messages[0].content.startswith("q xxx")

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from engine.lanes.batch import core as batch_core
-from engine.sweep.batches import report_lines
+from engine.report.batch_lines import report_lines
 from engine.sweep.cost import estimate
 from engine.sweep.sweep import SweepOptions, sweep
 from providers.errors import ErrorClass, ProviderError

@@ -9,7 +9,7 @@ import pytest
 
 from simulator.server import SimServerProcess
 from benchmark import registry
-from engine.lanes.work import run_stamp
+from engine.sweep.plan import run_stamp
 from tests.integration.helpers import query, run_cli
 
 LIMIT = "12"

@@ -9,7 +9,7 @@ import time
 from simulator.core import fingerprint
 from simulator.server import SimServerProcess
 from benchmark import registry
-from engine.lanes.work import load_dataset
+from engine.sweep.plan import load_dataset
 from tests.integration.helpers import ROOT, models_toml, query, run_cli
 
 

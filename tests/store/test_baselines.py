@@ -3,10 +3,14 @@ the dataset's score by the suite's normalization, and subtracted in dataset_vs_b
 
 from __future__ import annotations
 
+import duckdb
 import pytest
 
+from benchmark import registry
+from benchmark.dataset import DatasetBase
 from store import runs
 from store.snapshot import open_for_reading
+from store.views import ensure_views
 from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric, one, scored
 
 SUITE = flat_suite({"a": (None, ["acc", "lik", "mixed", "bare"])}, name="base", methods={
@@ -67,3 +71,21 @@ def test_a_file_made_before_the_baselines_still_reads(tmp_path, con):
     # this version's views shadow the file's, over an empty temporary baselines table
     assert one(ro, "SELECT score, chance FROM dataset_vs_baseline WHERE dataset = 'acc'") == (pytest.approx(62), None)
     ro.close()
+
+
+def test_the_declared_baselines_of_real_adapters_are_stored():
+    con = duckdb.connect()
+    ensure_views(con)
+    mnli, iri = registry.get("mnli"), registry.get("iri30")
+    assert mnli is not None and iri is not None
+    runs.record_datasets(con, [mnli, iri])
+    got = {r[0]: r[1:] for r in con.execute("SELECT dataset, chance, majority FROM dataset_baselines").fetchall()}
+    assert got["mnli"] == pytest.approx((1 / 3, 113 / 300))  # benchmark/datasets/mnli.py
+    assert got["iri30"] == (0.5, None)  # declares chance only
+
+
+def test_an_adapter_without_baselines_declares_none():
+    class Bare(DatasetBase):  # the contract's defaults only
+        id = "bare"
+
+    assert (Bare().chance_baseline, Bare().majority_baseline) == (None, None)

@@ -31,7 +31,7 @@ import duckdb
 from engine.lanes.batch.requests import Chunker, too_large
 from engine.config import ModelConfig
 from engine.run.progress import Progress, log
-from engine.lanes.model_lane import Budget
+from engine.run.context import Budget
 from providers.base import ChatResult
 from providers.batch import FAILED, TERMINAL, BatchAPI, BatchRequest, BatchStatus
 from providers.errors import ErrorClass, ProviderError, Unreachable
@@ -95,7 +95,7 @@ class Reopened:
         self.label, self.batch_id, self.items = label, batch_id, items
 
 
-Plan = Callable[[list[Reopened], set[Hashable]], Awaitable[tuple[Iterable[J] | AsyncIterable[J], list[Open[J]]]]]
+Planner = Callable[[list[Reopened], set[Hashable]], Awaitable[tuple[Iterable[J] | AsyncIterable[J], list[Open[J]]]]]
 
 
 class BatchCore(Generic[J]):
@@ -115,7 +115,7 @@ class BatchCore(Generic[J]):
 
     # ---------------------------------------------------------------- the run
 
-    async def run(self, plan: Plan[J]) -> None:
+    async def run(self, plan: Planner[J]) -> None:
         """Reopen the lane's batches, let ``plan`` say which to attach and what to submit, then the rounds."""
         try:
             reopened, carried = await self._reopen()

@@ -27,7 +27,8 @@ from engine.run.generation import ProviderSet
 from engine.lanes.work import PlannedDataset, Work
 from engine.run.progress import Progress
 from engine.run.context import RunContext
-from engine.lanes.model_lane import Budget, ModelLane, Stamps, build_row, estimate_cost
+from engine.lanes.model_lane import ModelLane, Stamps, build_row, estimate_cost
+from engine.run.context import Budget
 from providers.base import ChatResult
 from providers.batch import BatchAPI, BatchRequest
 from providers.errors import ProviderError

@@ -17,9 +17,10 @@ import orjson
 
 from engine.report.baselines import chance_by_dataset
 from engine.report.html.figures import figures
+from engine.version import ENGINE_VERSION
 from store.query import single
 
-ENGINE_VERSION = "0.1.0"  # engine/sweep/sweep.py stamps runs with its own copy; this one labels the report
+
 # Columns the interval work adds to `leaderboard`; shown when present, absent before it exists.
 INTERVAL_COLUMNS = ("ci_low", "ci_high", "rank_low", "rank_high", "p_veto")
 SCORE_VIEWS = {  # level -> (view, node column)

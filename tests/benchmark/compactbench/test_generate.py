@@ -10,7 +10,7 @@ import pytest
 from benchmark.compactbench import lexicons
 from benchmark.compactbench.cases import case_json
 from benchmark.compactbench.generate import derive_case_seed, generate_case, resolve_variables
-from benchmark.compactbench.templates import find_template, load_suite, load_template
+from benchmark.compactbench.templates import find_template, load_template_set, load_template
 from tests.benchmark.compactbench.conftest import load_generated
 
 STARTERS = ("buried_constraint_starter_v1", "decision_override_starter_v1", "entity_confusion_starter_v1",
@@ -29,7 +29,7 @@ def test_golden_fixtures_byte_for_byte(benchmarks, key):
 def test_all_220_generated_cases(benchmarks, cb_data):
     manifest, cases = load_generated(cb_data)
     assert len(manifest) == 220
-    suites = {s: load_suite(benchmarks, s) for s in {m["suite_key"] for m in manifest}}
+    suites = {s: load_template_set(benchmarks, s) for s in {m["suite_key"] for m in manifest}}
     for m in manifest:
         suite = suites[m["suite_key"]]
         template = next(t for t in suite.templates if m["case_id"].startswith(t.key + ":"))
@@ -65,7 +65,7 @@ def test_same_as_compactbench_010_for_any_seed_and_difficulty(cb, benchmarks):
 
     rng = random.Random(7)
     for suite_key in ("starter", "elite_practice"):
-        ours = {t.key: t for t in load_suite(benchmarks, suite_key).templates}
+        ours = {t.key: t for t in load_template_set(benchmarks, suite_key).templates}
         for cb_template in cb_load_suite(benchmarks / suite_key):
             levels = [d for d in ("easy", "medium", "hard", "elite")
                       if d in ours[cb_template.key].difficulty_policy.distractor_turns]
@@ -132,7 +132,7 @@ def test_every_generator_and_count_form_match_compactbench(cb, tmp_path):
 
 def test_strict_draws_have_no_collisions_and_keep_other_cases(benchmarks, cb_data):
     manifest, _ = load_generated(cb_data)
-    suites = {s: load_suite(benchmarks, s) for s in ("starter", "elite_practice")}
+    suites = {s: load_template_set(benchmarks, s) for s in ("starter", "elite_practice")}
     changed = 0
     for m in manifest:
         template = next(t for t in suites[m["suite_key"]].templates if m["case_id"].startswith(t.key + ":"))

@@ -17,7 +17,7 @@ from benchmark.compactbench.config import CompactBenchConfig
 from benchmark.compactbench.modes import COMPAT, STRICT, Mode
 from benchmark.compactbench.plan import PlannedCase, plan_cases
 from benchmark.compactbench.scoring import SCORER_VERSION, score_item
-from benchmark.compactbench.templates import load_suite
+from benchmark.compactbench.templates import load_template_set
 from benchmark.compactbench.tokens import artifact_tokens
 from store import compactbench as cbstore
 from store.compactbench import ItemRow, StepRow
@@ -53,7 +53,7 @@ def _response(rng: random.Random, item, truth, right: float, forbid: float) -> s
 
 def _fixture(benchmarks, mode: Mode, slots: int = 2):
     cfg = CompactBenchConfig(suite=("starter", "elite_practice"), case_slots=slots, drift_cycles=DRIFT)
-    suites = [load_suite(benchmarks, s) for s in ("starter", "elite_practice")]
+    suites = [load_template_set(benchmarks, s) for s in ("starter", "elite_practice")]
     cases = plan_cases(suites, cfg, mode)
     rng = random.Random(11)
     data = {}  # (compactor, case_id, cycle) -> (artifact, {item_key: response})
