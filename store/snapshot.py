@@ -2,25 +2,33 @@
 
 DuckDB lets one process write a file and, meanwhile, no other process open it,
 even read-only. The sweep stays the single writer; every few seconds (when rows
-changed) and at its end it copies the database to ``<db>.snapshot`` (ATTACH a
-fresh file, COPY FROM DATABASE, atomic rename), so `report` and any DuckDB
-client can read it with a few seconds' lag:
+changed) it refreshes ``<db>.snapshot``, so `report` and any DuckDB client can
+read it with a few seconds' lag:
 
     duckdb -readonly results.duckdb.snapshot "SELECT * FROM leaderboard"
 
-A reader holding the old snapshot open keeps reading it: the rename replaces
-the name, not the file under it.
+The first copy is whole (ATTACH a fresh file, COPY FROM DATABASE). Later ones
+copy the last snapshot's file as it is, then bring in only what changed: the
+rows the writers stored since (their keys are journaled at each flush, and the
+rows are read back from the database, so applying a key twice is harmless) and
+the small tables a sweep touches (replaced whole). A copy that would be larger
+than that, or a schema that changed, falls back to the whole copy, and so does
+the sweep's last copy. Either way the new file is renamed into place: a reader
+holding the old snapshot open keeps reading it.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import duckdb
+import pyarrow as pa
 
 from store.query import single
 
@@ -32,30 +40,96 @@ def snapshot_path(db: str | Path) -> Path:
     return db.with_name(db.name + SUFFIX)
 
 
-def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path) -> float:
-    """Copy the database ``con`` has open to its snapshot file; returns the seconds it took.
+# Tables a sweep never writes while it runs (written by other commands, or at its end): not refreshed.
+STATIC = frozenset({"results_history", "rescores", "interval_bounds", "interval_state"})
+STATIC_PREFIX = "compact_"
+JOURNAL_MAX = 500_000  # changed keys past which one whole copy is cheaper than the changes
 
-    Run on a cursor of its own (``con.cursor()``), so it can overlap the writer's
-    batches: the copy is one transaction and sees a consistent state.
+Journal = dict[str, tuple[tuple[str, ...], set[tuple[Any, ...]]]]  # table -> (its key columns, changed keys)
+
+
+def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path, journal: Journal | None = None) -> float:
+    """Refresh the snapshot of the database ``con`` has open; returns the seconds it took.
+
+    ``journal``: the keys stored since the last snapshot, per journaled table; None (or no snapshot
+    yet) copies the whole database. Run on a cursor of its own (``con.cursor()``), so it can overlap
+    the writer's batches: the copy is one transaction and sees a consistent state.
     """
     t0 = time.perf_counter()
     final = snapshot_path(db)
     tmp = final.with_name(final.name + ".tmp")
-    for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):  # a killed sweep's
-        leftover.unlink(missing_ok=True)
+    _remove(tmp)  # a killed sweep's
     source = single(con.execute("SELECT current_database()").fetchone())
+    whole = journal is None or not final.is_file() or sum(len(k) for _, k in journal.values()) > JOURNAL_MAX
     try:
+        if not whole:
+            shutil.copyfile(final, tmp)
         con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
         try:
-            con.execute(f'COPY FROM DATABASE "{source}" TO moodengine_snapshot')
+            if whole or not _refresh(con, source, journal or {}):
+                if not whole:  # the schema moved on: start the file again
+                    con.execute("DETACH moodengine_snapshot")
+                    _remove(tmp)
+                    con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
+                con.execute(f'COPY FROM DATABASE "{_ident(source)}" TO moodengine_snapshot')
         finally:
             con.execute("DETACH moodengine_snapshot")
         os.replace(tmp, final)
     except BaseException:
-        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):  # a failed copy must not hold disk space
-            leftover.unlink(missing_ok=True)
+        _remove(tmp)  # a failed copy must not hold disk space
         raise
     return time.perf_counter() - t0
+
+
+def _tables(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, list[str]]:
+    rows = con.execute("SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = ? "
+                       "AND NOT internal ORDER BY table_name, column_index", [database]).fetchall()
+    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE database_name = ?",
+                                       [database]).fetchall()}
+    out: dict[str, list[str]] = {}
+    for table, column in rows:
+        if table not in views:
+            out.setdefault(table, []).append(column)
+    return out
+
+
+def _refresh(con: duckdb.DuckDBPyConnection, source: str, journal: Journal) -> bool:
+    """Bring the attached copy of the last snapshot up to date; False: the tables differ, copy it whole."""
+    tables = _tables(con, source)
+    if tables != _tables(con, "moodengine_snapshot"):
+        return False
+    src, dst = f'"{_ident(source)}"', "moodengine_snapshot"
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table, columns in tables.items():
+            cols = ", ".join(f'"{_ident(c)}"' for c in columns)
+            if table in journal:
+                key, keys = journal[table]
+                if not keys:
+                    continue
+                changed = pa.table({k: [v[i] for v in keys] for i, k in enumerate(key)})  # noqa: F841 - in the SQL
+                match = " AND ".join(f't."{_ident(k)}" IS NOT DISTINCT FROM c."{_ident(k)}"' for k in key)
+                con.execute(f'DELETE FROM {dst}."{_ident(table)}" t WHERE EXISTS (SELECT 1 FROM changed c '
+                            f"WHERE {match})")
+                con.execute(f'INSERT INTO {dst}."{_ident(table)}" ({cols}) SELECT {cols} FROM '
+                            f'{src}."{_ident(table)}" t SEMI JOIN changed c ON {match}')
+            elif table not in STATIC and not table.startswith(STATIC_PREFIX):
+                con.execute(f'DELETE FROM {dst}."{_ident(table)}"')
+                con.execute(f'INSERT INTO {dst}."{_ident(table)}" ({cols}) SELECT {cols} FROM {src}."{_ident(table)}"')
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return True
+
+
+def _remove(tmp: Path) -> None:
+    for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+        leftover.unlink(missing_ok=True)
+
+
+def _ident(name: str) -> str:
+    return name.replace('"', '""')
 
 
 def _quoted(path: Path) -> str:
@@ -78,12 +152,31 @@ class Snapshots:
     def __init__(self, db: str | Path, every_s: float = 5.0):
         self.db = db
         self.every_s = every_s
+        self.journal: Journal = {}
         # The first copy waits for the first new row: a resume with nothing to ask copies nothing
         # (2 s for 500,000 rows), and until then readers have the last sweep's snapshot, if any.
         self.last_rows = 0
         self.rows = 0  # rows written so far (set by the sweep's counter)
         self.next_at = 0.0
         self.last_cost_s = 0.0
+
+    def track(self, writer: Any) -> None:
+        """Journal the keys of what `writer` (store/writer.py:Writer) stores, for the next refresh."""
+        key = tuple(writer.key)
+        _, keys = self.journal.setdefault(writer.table, (key, set()))
+
+        def stored(rows: list[Any]) -> None:
+            keys.update(tuple(getattr(r, k) for k in key) for r in rows)
+
+        writer.on_flush = stored
+
+    def take(self) -> Journal:
+        """The keys journaled so far, emptied for the next refresh (on the event loop, before a copy starts,
+        so every key taken is in the database the copy reads)."""
+        out = {table: (key, set(keys)) for table, (key, keys) in self.journal.items()}
+        for _, keys in self.journal.values():
+            keys.clear()
+        return out
 
     def due(self, rows: int, now: float) -> bool:
         return rows != self.last_rows and now >= self.next_at
@@ -93,13 +186,16 @@ class Snapshots:
         self.next_at = now + max(self.every_s, 5 * cost_s)
 
     def final(self, con: duckdb.DuckDBPyConnection, rows: int) -> None:
-        """The sweep's last state (its runs row included), unless nothing changed since the last copy."""
-        if rows != self.last_rows:
-            cur = con.cursor()
-            try:
-                self.done(rows, write_snapshot(cur, self.db), time.monotonic())
-            finally:
-                cur.close()
+        """The sweep's last state (its runs row, bounds and readings included), as one whole copy, once it
+        stored anything (`rows`: all it stored, counted by the caller: it may end before the first tick)."""
+        if not rows:
+            return
+        self.take()
+        cur = con.cursor()
+        try:
+            self.done(rows, write_snapshot(cur, self.db), time.monotonic())
+        finally:
+            cur.close()
 
 
 async def keep_fresh(con: duckdb.DuckDBPyConnection, plan: Snapshots, rows: Callable[[], int],
@@ -111,8 +207,11 @@ async def keep_fresh(con: duckdb.DuckDBPyConnection, plan: Snapshots, rows: Call
         while True:
             n = rows()
             if plan.due(n, time.monotonic()):
+                journal: Journal | None = plan.take()
+                if not plan.last_rows:  # the first copy is whole (a snapshot left by another run is stale)
+                    journal = None
                 try:
-                    cost = await anyio.to_thread.run_sync(write_snapshot, cur, db)
+                    cost = await anyio.to_thread.run_sync(write_snapshot, cur, db, journal)
                 except (duckdb.Error, OSError) as e:
                     if on_error is not None:
                         on_error(f"{snapshot_path(db)}: not refreshed ({str(e).splitlines()[0]})")
