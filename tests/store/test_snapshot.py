@@ -77,3 +77,80 @@ def test_a_read_only_connection_sees_this_versions_views_not_the_stored_ones(tmp
     assert "model" in [d[0] for d in con.execute("SELECT * FROM leaderboard").description]
     con.close()
     assert duckdb.connect(str(db), read_only=True).execute("SELECT * FROM leaderboard").fetchall() == [("stale",)]
+
+
+def _contents(path, tables=("results", "runs", "judgements")):
+    c = duckdb.connect(str(path), read_only=True)
+    try:
+        return {t: sorted(c.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+    finally:
+        c.close()
+
+
+def test_a_refresh_brings_in_what_changed_as_a_whole_copy_would(tmp_path):
+    from store.writer import RESULT_KEY, insert_rows
+    from tests.store.helpers import row
+
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    insert_rows(con, [row(item_id=f"i{i}") for i in range(5)])
+    con.execute("INSERT INTO runs (run_id, outcome) VALUES ('r1', 'running')")
+    cur = con.cursor()
+    write_snapshot(cur, db)  # the first copy: whole
+    # Then: new rows, a row replaced (a retried error: attempts add up in the database), the run's row changed.
+    insert_rows(con, [row(item_id="i5"), row(item_id="i1", score=0.0)])
+    insert_rows(con, [row(item_id="i1", score=0.5)])
+    con.execute("UPDATE runs SET outcome = 'complete' WHERE run_id = 'r1'")
+    changed = {("m", "d", "i5", 0), ("m", "d", "i1", 0)}
+    write_snapshot(cur, db, {"results": (RESULT_KEY, set(changed))})
+    refreshed = _contents(snapshot_path(db))
+    # The same keys again (a flush journaled twice) change nothing: rows are read back, not replayed.
+    write_snapshot(cur, db, {"results": (RESULT_KEY, set(changed))})
+    assert _contents(snapshot_path(db)) == refreshed
+    write_snapshot(cur, db)
+    assert refreshed == _contents(snapshot_path(db))
+    assert len(refreshed["results"]) == 6 and refreshed["runs"][0][:1] == ("r1",)
+    con.close()
+
+
+def test_a_key_missed_by_the_journal_is_not_invented_and_a_new_table_forces_a_whole_copy(tmp_path):
+    from store.writer import RESULT_KEY, insert_rows
+    from tests.store.helpers import row
+
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    cur = con.cursor()
+    write_snapshot(cur, db)
+    insert_rows(con, [row(item_id="a")])
+    write_snapshot(cur, db, {"results": (RESULT_KEY, set())})  # nothing journaled: nothing brought in
+    assert _contents(snapshot_path(db))["results"] == []
+    con.execute("CREATE TABLE later (x INT)")  # the schema moved on: the refresh copies everything
+    write_snapshot(cur, db, {"results": (RESULT_KEY, set())})
+    assert len(_contents(snapshot_path(db))["results"]) == 1
+    con.close()
+
+
+def test_the_journal_takes_each_flushed_key_once_and_starts_empty_again():
+    from store.writer import RESULT_KEY
+    from tests.store.helpers import row
+
+    class W:
+        table, key, on_flush = "results", RESULT_KEY, None
+
+    plan, w = Snapshots("x.duckdb"), W()
+    plan.track(w)
+    w.on_flush([row(item_id="a"), row(item_id="a"), row(item_id="b")])
+    assert plan.take() == {"results": (RESULT_KEY, {("m", "d", "a", 0), ("m", "d", "b", 0)})}
+    assert plan.take() == {"results": (RESULT_KEY, set())}
+
+
+def test_the_final_snapshot_is_written_even_before_the_first_tick(tmp_path):
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    con.execute("INSERT INTO runs (run_id, outcome) VALUES ('old', 'complete')")
+    write_snapshot(con.cursor(), db)  # an earlier sweep's snapshot
+    con.execute("INSERT INTO runs (run_id, outcome) VALUES ('new', 'complete')")
+    plan = Snapshots(db)
+    plan.final(con, rows=3)  # the sweep stored 3 rows and ended before keep_fresh copied anything
+    assert {r[0] for r in _contents(snapshot_path(db), ("runs",))["runs"]} == {"old", "new"}
+    con.close()
