@@ -3,7 +3,7 @@
     .venv/bin/python bench/throughput.py            # all scenarios (~3 minutes)
     .venv/bin/python bench/throughput.py --only zero-latency
 
-Every scenario runs the real engine (`engine.sweep.sweep.sweep`: plan, scheduler,
+Every scenario runs the real engine (`engine.sweep.sweep.sweep`: plan, model lane,
 OpenAI adapter over HTTP, scoring, batched DuckDB writer) in a fresh child
 process against the simulated server (its own process), on the `synthetic`
 dataset, into a new DuckDB file. Numbers are printed with the command.

@@ -25,7 +25,7 @@ from typing import Any, Protocol, TypeVar
 import anyio
 import duckdb
 
-from engine.run import eventloop as runloop
+from engine.run import eventloop
 from engine.run.interrupt import Interrupt
 from engine.run.progress import Progress
 from providers.breaker import Breaker
@@ -259,7 +259,7 @@ def execute(body: Callable[[RunContext], Awaitable[T]], context: Callable[[], Ru
     if record is not None:
         record.start()
     try:
-        result = runloop.run(main)
+        result = eventloop.run(main)
     except BaseException as e:
         if record is not None:
             record.abort("interrupted" if isinstance(e, KeyboardInterrupt) else "failed")

@@ -48,7 +48,7 @@ def sweep_killed_after_batches(args: list[str], sim, batches: int, timeout: floa
 
     Killed a second after that, once the engine has stored the provider ids (it does so right after create
     returns; the simulated batches run 3 s): a kill inside that short window is the lost-create case,
-    covered by find-by-label in tests/engine/test_batch_lane.py, and Anthropic cannot look.
+    covered by find-by-label in tests/engine/lanes/test_batch_lane.py, and Anthropic cannot look.
     """
     import signal
     import time

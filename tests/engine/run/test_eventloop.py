@@ -5,7 +5,7 @@ import gc
 
 import pytest
 
-from engine.run import eventloop as runloop
+from engine.run import eventloop
 
 
 def test_runs_on_uvloop_when_installed_and_restores_the_collector():
@@ -14,10 +14,10 @@ def test_runs_on_uvloop_when_installed_and_restores_the_collector():
     async def inside():
         return type(asyncio.get_running_loop()).__module__, gc.get_threshold()
 
-    loop_module, during = runloop.run(inside)
+    loop_module, during = eventloop.run(inside)
     assert gc.get_threshold() == before
-    assert during[0] >= runloop.GEN0_ALLOCATIONS and during[1:] == before[1:]
-    if runloop.HAVE_UVLOOP:
+    assert during[0] >= eventloop.GEN0_ALLOCATIONS and during[1:] == before[1:]
+    if eventloop.HAVE_UVLOOP:
         assert loop_module.startswith("uvloop")
 
 
@@ -28,7 +28,7 @@ def test_collector_turned_off_stays_off_and_errors_still_restore():
         async def inside():
             return gc.get_threshold()[0]
 
-        assert runloop.run(inside) == 0
+        assert eventloop.run(inside) == 0
     finally:
         gc.set_threshold(*before)
 
@@ -36,5 +36,5 @@ def test_collector_turned_off_stays_off_and_errors_still_restore():
         raise ValueError("boom")
 
     with pytest.raises(ValueError):
-        runloop.run(fails)
+        eventloop.run(fails)
     assert gc.get_threshold() == before

@@ -12,7 +12,7 @@ import pytest
 
 from engine.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OPTS4 = {"A": "anger", "B": "joy", "C": "fear", "D": "calm"}
 
 CASES = [
