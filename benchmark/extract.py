@@ -51,10 +51,11 @@ from __future__ import annotations
 
 import re
 
-from benchmark.extract_base import BAD, DECOR, NOMATCH, Choices, clean, codes_for, fold
+from benchmark.extract_base import BAD, DECOR, LINE_WINDOW, NOMATCH, Choices, clean, codes_for, fold, rest_of_line
 from benchmark.extract_claims import claims, decide, not_own
 from benchmark.extract_prep import json_answer, prepare
-from benchmark.extract_refs import NEGATED_AFTER, is_word, lead_claim, lead_skip
+from benchmark.extract_scope import before_continuation, ends_in_loop
+from benchmark.extract_refs import NEGATED_AFTER, code_led, is_word, lead_claim, lead_skip
 
 __all__ = ["EXTRACT_VERSION", "Choices", "clean", "codes_for", "extract_multi", "extract_single", "fold"]
 
@@ -90,6 +91,9 @@ def extract_single(response: str | None, choices: Choices, *, finish_reason: str
             value = value[0]
         r = _one(lead_claim(value.strip(), choices, strict=False)) if value.strip(DECOR) else NOMATCH
         return r if r >= 0 else None
+    if ends_in_loop(text, choices):
+        return None
+    text = before_continuation(text, choices, multi=False)
     r = NOMATCH
     if "\n" not in text:
         simple = _SIMPLE.fullmatch(text)  # the requested format, read without the general rules
@@ -106,7 +110,11 @@ def extract_single(response: str | None, choices: Choices, *, finish_reason: str
 def _single_text(text: str, end: int, ch: Choices) -> frozenset | int:
     """An option's text after a head ("Answer: negative, since ...")."""
     p = lead_skip(text, end)
-    i = ch.text_prefix(text[p:].split("\n", 1)[0])
+    rest = rest_of_line(text, p)
+    i = ch.text_prefix(rest)
+    if i < 0:
+        whole = ch.text(rest)  # the whole line is an option's text, loosely: "0.33 %"
+        i = NOMATCH if whole is None else whole
     return frozenset((i,)) if i >= 0 else NOMATCH
 
 
@@ -131,6 +139,7 @@ _PUNCT_SPLIT = re.compile(r"[,;/|、]")
 _WORD_SPLIT = re.compile(r"\s+and\s+|\s*(?:和|以及|及|与|&)\s*", re.IGNORECASE)
 _SPACE_SPLIT = re.compile(r"\s+")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+_BLANK = re.compile(r"\s*")
 
 
 def extract_multi(response: str | None, choices: Choices, *, finish_reason: str | None = None) -> frozenset[int] | None:
@@ -148,6 +157,9 @@ def extract_multi(response: str | None, choices: Choices, *, finish_reason: str 
                 return None
             out.add(i)
         return frozenset(out) if out else None
+    if ends_in_loop(text, choices):
+        return None
+    text = before_continuation(text, choices, multi=True)
     first = text.split("\n", 1)[0]
     got = _list(first, choices) if "\n" not in text else None
     if got is None:
@@ -157,6 +169,9 @@ def extract_multi(response: str | None, choices: Choices, *, finish_reason: str 
         if found == BAD:
             return None
     if got is None:
+        chosen = _chosen_lines(text, choices)
+        if chosen is not None:
+            return chosen or None
         para = _PARAGRAPH_BREAK.split(text.strip(), maxsplit=1)[0]
         last = text.rsplit("\n", 1)[-1]
         for block in dict.fromkeys((para, first, last)):
@@ -166,13 +181,37 @@ def extract_multi(response: str | None, choices: Choices, *, finish_reason: str 
     return got
 
 
+def _chosen_lines(text: str, ch: Choices) -> frozenset[int] | None:
+    """The options chosen, one per line at the end, each its code and its own text: all of them. An
+    empty set when such lines end the response but one is not an option restated or every option is
+    there (an echo); None when the response does not end in two or more such lines."""
+    block: list[str] = []
+    for line in reversed(text.rstrip().split("\n")):
+        if not line.strip():
+            continue
+        if code_led(line, ch) is None:
+            break
+        block.append(line)
+    if len(block) < 2:
+        return None
+    out: set[int] = set()
+    for line in block:
+        got = lead_claim(line, ch, strict=True)
+        if not isinstance(got, frozenset) or len(got) != 1:
+            return frozenset()
+        out |= got
+    return frozenset(out) if len(out) == len(block) < len(ch.codes) else frozenset()
+
+
 def _after_head(text: str, end: int, ch: Choices) -> frozenset | int:
     """Option texts after a head: the rest of its line, or the paragraph below when the line ends there."""
-    line, _, rest = text[end:].partition("\n")
+    line = rest_of_line(text, end)
     if line.strip(DECOR):
         got = _list(line, ch)
     else:
-        got = _list(_PARAGRAPH_BREAK.split(rest.strip(), maxsplit=1)[0].replace("\n", ","), ch)
+        start = _BLANK.match(text, end + len(line)).end()
+        para_break = _PARAGRAPH_BREAK.search(text, start, start + LINE_WINDOW)
+        got = _list(text[start:para_break.start() if para_break else start + LINE_WINDOW].replace("\n", ","), ch)
     return NOMATCH if got is None else got
 
 

@@ -8,13 +8,16 @@ negated mention such as "B is wrong").
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from functools import lru_cache
 
-from benchmark.extract_base import BAD, DECOR, NOMATCH, Choices, fold
+from benchmark.extract_base import BAD, DECOR, LINE_WINDOW, NOMATCH, Choices, fold, line_end, rest_of_line
+from benchmark.extract_cues import NEGATION
 
 Read = tuple[frozenset | int, int]  # (options or BAD/NOMATCH, end offset)
 
 _REF = re.compile(
-    r"(?P<word>(?:the\s+)?(?:option|choice|letter)\s*|选项\s*|選項\s*)?"
+    r"(?P<word>(?:the\s+)?(?:options?|choices?|letters?|statements?)\s*|选项\s*|選項\s*)?"
     r"(?:\(\s*(?P<p>[A-Za-z]|\d{1,3})\s*\)|\[(?P<b>[A-Za-z]|\d{1,3})\]"
     r"|(?P<run>[A-Z]{2,5})(?![A-Za-z0-9'’])|(?P<c>[A-Za-z]|\d{1,3})(?![A-Za-z0-9'’]))"
     r"(?:\s*(?:选项|選項|项|項))?",
@@ -27,7 +30,8 @@ _LOWER_END = re.compile(r"\s*(?:[.)\]:;!]|$|\n)")
 _SENTENCE_END = re.compile(r"。|(?<!\.)\.(?!\.)")
 _SEP = re.compile(r"[\s.:)\]、\-—\"“”'‘’「」]*")
 _QUOTES = "\"“”'‘’「」『』 )]"  # closing marks after a restated text: "(b) \"text\"", "Option A (Lyon)"
-_MATH_AFTER = re.compile(r"\s*[=<>+^_*≤≥≠∈∪∩]|\((?=[A-Za-z0-9 ,.+\-*/^_]{1,12}\))|\s*\\")
+# After a letter, what makes it a maths variable ("A = 5", "P(A)") or a key of a matching ("P → 2", "Q-4").
+_MATH_AFTER = re.compile(r"\s*[=<>+^_*≤≥≠∈∪∩→⟶⇒↔⟹➝➔]|\s*-+>|\s*-\s*(?=\d)|\((?=[A-Za-z0-9 ,.+\-*/^_]{1,12}\))|\s*\\")
 _JOIN = re.compile(r"\s*(?=\(\s*[A-Za-z]\s*\))|\s+(?=[A-Z](?:$|[^A-Za-z0-9'’]))|\s*[\"”’']?\s*(?:,\s*(?:and|or)\s+|,|、|/|&|;|\band\b|\bor\b|以及|和|与|及|或者|或|还是|跟)\s*"
                    r"(?:(?:the\s+)?(?:options?|choices?)\s*|选项\s*)?[\"“‘']?", re.IGNORECASE)
 # Another parenthesised option joined to the first within the clause: "(b) Fear and (f) Pride".
@@ -46,6 +50,8 @@ CLAIM_WORDS = frozenset(
 _NEXT_WORD = re.compile(r"\s+([a-z]+)")
 CODE_LED = re.compile(r"\s*(?:[-•]\s+)?(?:\(\s*([A-Za-z])\s*\)|([A-Za-z])\s*[.):、](?!\d))")
 _INLINE_LED = re.compile(r"(?:^|[;；。.,，\s])\(?([A-Z])[.)、](?!\d)")
+_ONLY_DECOR = re.compile(f"[{re.escape(DECOR)}]*")
+_BLANK = re.compile(r"\s*")
 _OTHER_CODE = re.compile(r"\(\s*([A-Za-z])\s*\)|(?<![A-Za-z0-9\\'’])([A-Z])(?![A-Za-z0-9'’])|选项\s*([A-Za-z])")
 
 
@@ -111,9 +117,9 @@ def _consume_text(text: str, end: int, i: int, ch: Choices) -> Read:
             while e < len(text) and text[e] in _QUOTES:
                 e += 1
             return frozenset((i,)), e
-    line_end = text.find("\n", s) if "\n" in text[s:] else len(text)
-    if s < line_end and ch.contradicts(i, text[s:line_end]):
-        return BAD, line_end
+    rest = rest_of_line(text, s, ch.span)
+    if rest and ch.contradicts(i, rest):
+        return BAD, line_end(text, s)
     return frozenset((i,)), end
 
 
@@ -139,8 +145,10 @@ def read_claim(text: str, pos: int, ch: Choices, skip: bool = True, runs: bool =
         end = e
     if with_text and len(picked) == len(ch.codes) > 2:
         return NOMATCH, end  # "A. iron B. copper C. ..." echoes the options
-    pj = _PAREN_JOIN.match(text, end)
-    if pj and (k := ch.code(pj[1])) is not None and not NEGATED_AFTER.match(text, pj.end()):
+    # Further options in the clause, each after its own text: "(A) x = 2, (B) y = 3, and (C) z = 4".
+    while (pj := _PAREN_JOIN.match(text, end)) and (k := ch.code(pj[1])) is not None:
+        if NEGATED_AFTER.match(text, pj.end()) or NEGATION.search(pj[0]):
+            break  # "(A), not (B) or (C)"
         picked.add(k)
         end = pj.end()
     if NEGATED_AFTER.match(text, end):
@@ -160,37 +168,67 @@ def _has_text(text: str, start: int, end: int) -> bool:
 
 def _walks_inline(text: str, start: int, ch: Choices) -> bool:
     """"A. ...正确; B. ...正确; C. ...错误" on one line walks through the options: no claim."""
-    if not CODE_LED.match(text, start):
+    if ch.numeric or not CODE_LED.match(text, start):
         return False
-    line_end = text.find("\n", start)
-    line = text[start:line_end if line_end >= 0 else len(text)]
-    others = {m[1] for m in _INLINE_LED.finditer(line, 2)} - {line.lstrip("( ")[:1].upper()}
-    return len({c for c in others if ch.code(c) is not None}) >= 2
+    ls = text.rfind("\n", 0, start) + 1
+    at, later_codes = _inline_codes(text, ls, line_end(text, ls, len(text)))
+    k = bisect_left(at, start + 2)
+    if k == len(at):
+        return False
+    own = text[start:start + 3].lstrip("( ")[:1].upper()
+    others = later_codes[k] & ((1 << len(ch.codes)) - 1) & ~(1 << (ord(own) - 65) if "A" <= own <= "Z" else 0)
+    return others.bit_count() >= 2
+
+
+@lru_cache(maxsize=64)
+def _inline_codes(text: str, start: int, end: int) -> tuple[list[int], list[int]]:
+    """The option codes leading an item inside one line ("...; B. ..."): where each stands, and for each
+    a bit set (A = bit 0) of the codes from there to the line's end. Computed once per line."""
+    at, codes = [], []
+    for m in _INLINE_LED.finditer(text, start, end):
+        at.append(m.start())
+        codes.append(1 << (ord(m[1]) - 65))
+    for i in range(len(codes) - 2, -1, -1):
+        codes[i] |= codes[i + 1]
+    return at, codes
 
 
 def _listed_lines(text: str, start: int, end: int, ch: Choices) -> frozenset | int | None:
     """A code at the start of a line followed by lines led by other codes is a list of options:
     every option (or A, B, C ... in order) is an echo or a walk-through (NOMATCH); a few are a list."""
-    ls = text.rfind("\n", 0, start) + 1
-    if not CODE_LED.match(text, start if text[ls:start].strip(DECOR) else ls):
+    lo = max(0, start - LINE_WINDOW)
+    nl = text.rfind("\n", lo, start)
+    ls = nl + 1 if nl >= 0 or lo == 0 else -1  # -1: the line starts further back than we read
+    at_line_start = ls >= 0 and _ONLY_DECOR.fullmatch(text, ls, start) is not None
+    if not CODE_LED.match(text, ls if at_line_start else start):
         return None
-    above = text[:ls].rstrip().rsplit("\n", 1)[-1]
-    if not text[ls:start].strip(DECOR) and above and CODE_LED.match(above):
+    if at_line_start and ls and CODE_LED.match(_line_above(text, ls)):
         return None  # an item inside a list or walk-through speaks for itself
     codes = []
-    for line in text[start:].split("\n"):
-        if not line.strip():
-            continue
-        m = CODE_LED.match(line)
+    pos = start
+    while pos < len(text):
+        stop = text.find("\n", pos)
+        stop = len(text) if stop < 0 else stop
+        m = CODE_LED.match(text, pos, stop)
         k = ch.code(m[1] or m[2]) if m else None
-        if k is None:
+        if k is not None:
+            codes.append(k)
+        elif not _BLANK.fullmatch(text, pos, stop):
             break
-        codes.append(k)
+        pos = stop + 1
     if len(codes) < 2:
         return None
     if len(set(codes)) == len(ch.codes) or (len(codes) >= 3 and codes == list(range(len(codes)))):
         return NOMATCH
     return frozenset(codes)
+
+
+def _line_above(text: str, ls: int) -> str:
+    """The last non-blank line before the line starting at ls (at most LINE_WINDOW characters of it)."""
+    end = ls
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    return text[text.rfind("\n", max(0, end - LINE_WINDOW), end) + 1:end]
 
 
 def lead_claim(line: str, ch: Choices, strict: bool) -> frozenset | int:
