@@ -53,6 +53,7 @@ import re
 
 from benchmark.extract_base import BAD, DECOR, LINE_WINDOW, NOMATCH, Choices, clean, codes_for, fold, rest_of_line
 from benchmark.extract_claims import claims, decide, not_own
+from benchmark.extract_cues import NEGATION
 from benchmark.extract_prep import json_answer, prepare
 from benchmark.extract_scope import before_continuation, ends_in_loop
 from benchmark.extract_refs import NEGATED_AFTER, code_led, is_word, lead_claim, lead_skip
@@ -186,14 +187,18 @@ def _chosen_lines(text: str, ch: Choices) -> frozenset[int] | None:
     empty set when such lines end the response but one is not an option restated or every option is
     there (an echo); None when the response does not end in two or more such lines."""
     block: list[str] = []
+    above = ""
     for line in reversed(text.rstrip().split("\n")):
         if not line.strip():
             continue
         if code_led(line, ch) is None:
+            above = line
             break
         block.append(line)
     if len(block) < 2:
         return None
+    if NEGATION.search(above):
+        return frozenset()  # "The incorrect options are:" lists what was not chosen
     out: set[int] = set()
     for line in block:
         got = lead_claim(line, ch, strict=True)

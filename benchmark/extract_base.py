@@ -14,6 +14,7 @@ BAD = -2  # the response claims something unusable (several options, or a code n
 
 _STRIP_MARKS = ("*", "`", "\u200b", "\ufeff")
 _NUMBER = re.compile(r"[$€£¥]?\s*(-?\d[\d,]*(?:\.\d+)?)(?!\d|\.\d)")
+_LOOSE_NEEDED = re.compile(r"[\s\d\-\\]")  # what loose() may change
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _TRAILING_ZEROS = re.compile(r"(?<=\d)\.(\d*?)0+(?!\d)")
 _LOOSE_DROP = re.compile(r"\s+|(?<=[^\W\d])-(?=[^\W\d])")
@@ -69,7 +70,7 @@ def codes_for(n: int) -> tuple[str, ...]:
 class Choices:
     """The options of one question, indexed for extraction."""
 
-    __slots__ = ("_by_code", "_by_loose", "_by_text", "_texts_longest_first", "codes", "folded", "numeric", "span")
+    __slots__ = ("_by_code", "_by_loose", "_by_text", "_loose_longest_first", "_texts_longest_first", "codes", "folded", "numeric", "span")
 
     def __init__(self, texts: Sequence[str]):
         self.codes = codes_for(len(texts))
@@ -86,6 +87,7 @@ class Choices:
             key = loose(k)
             by_loose[key] = BAD if key in by_loose else i
         self._by_loose = by_loose
+        self._loose_longest_first = sorted(((k, i) for k, i in by_loose.items() if i >= 0), key=lambda t: -len(t[0]))
         # How much text after a code is compared with the option texts: enough for any of them restated.
         self.span = 2 * max(map(len, self.folded), default=0) + 40
         self._texts_longest_first = sorted(((k, i) for k, i in by_text.items() if i >= 0), key=lambda t: -len(t[0]))
@@ -97,7 +99,7 @@ class Choices:
         """The option whose whole text the fragment is (spacing, case, number formatting aside)."""
         f = fold(fragment)
         i = self._by_text.get(f)
-        return i if i is not None else self._by_loose.get(loose(f))
+        return i if i is not None or not _LOOSE_NEEDED.search(f) else self._by_loose.get(loose(f))
 
     def lookup(self, token: str) -> int | None:
         i = self.code(token)
@@ -108,6 +110,10 @@ class Choices:
         f = fold(fragment)
         for k, i in self._texts_longest_first:
             if f.startswith(k) and (len(f) == len(k) or not f[len(k)].isalnum()):
+                return i
+        lf = loose(f)  # "P → 2; Q → 4" starts with the text "P→2; Q→4"
+        for k, i in self._loose_longest_first:
+            if lf.startswith(k) and (len(lf) == len(k) or not lf[len(k)].isalnum()):
                 return i
         return NOMATCH
 

@@ -25,6 +25,8 @@ from benchmark.extract_cues import (
     CONNECTIVE_LEAD,
     EXAMPLE_BEFORE,
     EXPLICIT_REF,
+    FIT_WORD,
+    HEAD_BEFORE,
     LAST_SENTENCE_END,
     LIST_BEFORE,
     NEGATED_BEFORE,
@@ -129,9 +131,9 @@ def _concluding_mention(text: str, ref: re.Match[str], end: int, sent: str) -> b
     if not (EXPLICIT_REF.search(ref[0]) or text[end - 1:end] in ("项", "項")):
         return False
     rest_end = SENT_REST.match(text, end).end()  # type: ignore[union-attr]  # matches the empty string
-    if not (CONNECTIVE_LEAD.match(sent) or _last_sentence(text, end)):
-        return False
     around = sent + " " + text[end:rest_end]
+    if not (CONNECTIVE_LEAD.match(sent) or (_last_sentence(text, end) and FIT_WORD.search(around))):
+        return False
     return not NEGATION.search(around) and not EXPLICIT_REF.search(around)
 
 
@@ -148,6 +150,9 @@ def _all_options(text: str, low: str, ch: Choices, add) -> None:
     for m in ALL_OPTIONS.finditer(text):
         if NEGATED_BEFORE.search(text, max(0, m.start() - 12), m.start()) or not_own(text, m.start()):
             continue
+        sent = SENT_START.split(text[max(0, m.start() - 80):m.start()])[-1]
+        if NEGATION.search(sent) or NEGATION.search(text, m.start(), SENT_REST.match(text, m.end()).end()):  # type: ignore[union-attr]
+            continue  # "all of the above are wrong", "it is not the case that all of the above hold"
         if any(fold(m[0]) in t for t in ch.folded):
             continue
         add(m.start(), m.start(), frozenset(range(len(ch.codes))), True)
@@ -194,7 +199,8 @@ def not_own(text: str, pos: int) -> bool:
         return bisect_left(at, end) - bisect_left(at, ls)
     if count('"') % 2 or count("“") > count("”") or count("「") > count("」"):
         return True
-    if EXAMPLE_BEFORE.search(text, max(ls, pos - 40), pos):
+    head = HEAD_BEFORE.search(text, max(ls, pos - 40), pos)  # the format's example: "e.g. Answer: A"
+    if EXAMPLE_BEFORE.search(text, max(ls, pos - 60), head.start() if head else pos):
         return True
     clause = CLAUSE_START.split(text[max(ls, pos - 60):pos])[-1]
     return bool(NOT_OWN.search(clause))

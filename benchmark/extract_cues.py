@@ -62,20 +62,20 @@ CONCLUDING = re.compile(r"\bI\s+(?:believe|think)\b|我认为|我觉得|\b(?:the
                          r"综上|因此|所以", _I)
 # Weak: a verdict on one option, or a connective followed by an option.
 POST_WEAK = re.compile(r"\s*(?:is|are)\s+(?:all\s+|both\s+|also\s+)?(?:the\s+)?(?:correct|right|true|valid)\b|\s*(?:all\s+|both\s+)?holds?\b"
-                        r"|\s*(?:的?(?:描述|说法|叙述|表述|陈述))?\s*(?:是|为)?\s*(?:正确|对的|符合题意|符合题目要求)", _I)
+                        r"|\s*(?:的?(?:描述|说法|叙述|表述|陈述))?\s*(?:也|都|均|亦)?\s*(?:是|为)?\s*(?:正确|对的|符合题意|符合题目要求)", _I)
 CONNECTIVE = re.compile(r"\b(?:therefore|thus|hence|so|consequently|in\s+conclusion|overall|in\s+summary|to\s+conclude|"
                          r"accordingly)\b|综上所述|综上|因此|所以|故|因而|总之|由此可见|可见|可知|结论", _I)
 CONNECTIVE_RIGHT_BEFORE = re.compile(r"(?:\b(?:therefore|thus|hence|so|consequently)|综上所述|综上|因此|所以|故)"
                                       r"[\s,，:：]*(?:只有|只能)?\s*$", _I)
 # "只有D项符合", "Only (B) is correct": the one option said to fit, a claim as strong as a superlative.
-ONLY_BEFORE = re.compile(r"(?:只有|唯有|仅有|只|仅)\s*$|\bonly\s+$", _I)
+ONLY_BEFORE = re.compile(r"(?<![不并])(?:只有|唯有|仅有|只|仅)\s*$|(?<!not\s)\bonly\s+$", _I)
 POST_ONLY = re.compile(r"\s*(?:是|为)?\s*(?:符合|满足|成立|正确|对|合适|恰当|适合)|\s*(?:is|are)\s+(?:correct|right|true|valid)\b"
                        r"|\s*(?:fits|holds|satisfies|works|applies)\b", _I)
 # Every option at once: "All four options are correct.", "all of the above", "四个选项都正确".
 ALL_OPTIONS = re.compile(
     r"\ball\s+(?:of\s+)?(?:the\s+)?(?:(?:two|three|four|five|six|given|listed)\s+)?(?:options|choices|statements|answers)"
-    r"(?:\s+(?:given|listed|above))?\s+(?:are\s+|is\s+)?(?:all\s+)?(?:correct|true|right|valid|hold)\b"
-    r"|\ball\s+of\s+the\s+above\b|(?:四个|所有|全部|以上)(?:选项|说法|叙述)?(?:都|均|全)(?:是)?(?:正确|对)", _I)
+    r"(?:\s+(?:given|listed|above))?\s+(?:(?:are|is)\s+(?:all\s+)?(?:correct|true|right|valid)|hold)\b(?!\s*\?)"
+    r"|\ball\s+of\s+the\s+above\b|(?:四个|所有|全部|以上)(?:选项|说法|叙述)?(?:都|均|全)(?:是)?(?:正确|对)(?![吗么?？])", _I)
 ALL_KEYS = re.compile(r"all|都|均|全")  # a cheap pre-test on the lower-cased text
 NEGATED_BEFORE = re.compile(r"(?:\bnot|n't|\bnone\s+of|不是|并非)\s*$", _I)
 # A sentence that concludes: led by a connective ("So the process described in option (B).").
@@ -89,6 +89,9 @@ NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|none|incorrect|wrong|false
 EXPLICIT_REF = re.compile(r"\(\s*[A-Za-z]\s*\)|(?:options?|choices?|选项)\s*\(?[A-Z]\b", _I)
 LIST_BEFORE = re.compile(r"(?:\(\s*[A-Za-z]\s*\)|(?<![A-Za-z])[A-Z])\s*(?:,|、|/|&|\band\b|\bor\b|和|与|及|以及|或)\s*"
                          r"(?:options?\s*|choices?\s*|选项\s*)?$", _I)
+# A concluding sentence that names an option without a connective must say the option fits.
+FIT_WORD = re.compile(r"\b(?:falls?|fits?|match(?:es)?|correspond\w*|consistent|agrees?|given|described|stated|listed|closest|"
+                      r"nearest|range|best|correct|right|true|applies|satisf\w*)\b|符合|对应|一致|吻合|属于|满足|正确|最", _I)
 SENT_REST = re.compile(r"[^.。!！?？;；\n]{0,200}")
 LAST_SENTENCE_END = re.compile(r"[.。!！?？;；\s]*$")
 SENT_END = re.compile(r"\s*(?:[.。!！;；]|$|\n)")
@@ -104,7 +107,9 @@ REVISION = re.compile(r"\b(?:wait|actually|on\s+second\s+thought|on\s+reflection
                        r"等等|等一下|不对|重新(?:考虑|思考|分析|审视|检查|计算)|再次?(?:想|看|检查|考虑|分析)|如果(?:只能|必须)选(?:择)?一个|更正|纠正|修正|仔细(?:想想|检查|考虑)|反思",
                        _I)
 # A head right after one of these echoes the prompt's format example, not the model's own answer.
-EXAMPLE_BEFORE = re.compile(r"(?:\bfor\s+(?:example|instance)|\be\.\s?g\.?|\bsuch\s+as|\bformat(?:\s+(?:is|like|as))?|\blike\s+this|"
-                            r"例如|比如|譬如|格式(?:为|是|如下|如)?|示例|样例|形如)\s*[:：,，]?\s*[\"“'‘「(\[【]*$", _I)
+EXAMPLE_BEFORE = re.compile(r"(?:\bfor\s+(?:example|instance)|\be\.\s?g\.?|\bsuch\s+as|\blike\s+this|"
+                            r"例如|比如|譬如|示例|样例|形如)\s*[:：,，]?\s*[\"“'‘「(\[【]*$", _I)
+# An answer head right before a place ("Answer: ", "[正确答案]"), looked past for an example cue.
+HEAD_BEFORE = re.compile(r"(?:\b(?:final\s+)?answer(?:\s+is)?|(?:正确)?答案\s*(?:是|为)?)\s*[:：]?\s*[\]】)]?\s*[\[【(]?\s*$", _I)
 HEADER = re.compile(r"\s*[【\[]?(?:解析|分析|解答|详解|理由|解释|思路|说明|点评|explanation|analysis|reasoning|rationale|"
                      r"solution)\s*(?:[】\]]|[:：]|$)", _I)

@@ -21,7 +21,7 @@ _CODE_TOKEN = re.compile(r"(?<![A-Za-z])[A-Z]{1,5}(?![A-Za-z])")
 # Where an invented continuation starts: a new question or its options, or a summary of the answers
 # of several questions. Each on its own line, so a sentence mentioning a question is no start.
 _NEW_QUESTION = re.compile(
-    r"^[ \t>#*]*(?:(?:question|problem|q)\s*\d*\s*[:：]|(?:options|choices)\s*[:：]\s*$|"
+    r"^[ \t>#*]*(?:(?:question|problem)\s*\d*\s*[:：]|q\d+\s*[:：]|(?:options|choices)\s*[:：]\s*$|"
     r"(?:问题|题目|试题|例题)\s*\d*\s*[:：]|[【\[]题目[】\]])", _I | re.M)
 _SUMMARY = re.compile(
     r"\b(?:let'?s|let\s+us|now)\b[^.\n]{0,40}?\b(?:combine|summari[sz]e|list|collect|compile|recap)\b[^.\n]{0,30}?"
@@ -30,12 +30,15 @@ _SUMMARY = re.compile(
 # Three lines led by A, B, C in order, short and without a verdict: a list of options, not a walk.
 _OPTION_BLOCK = re.compile(r"^[ \t]*\(?A\s*[.)、:][^\n]{0,120}\n(?:[ \t]*\n)*[ \t]*\(?B\s*[.)、:][^\n]{0,120}\n"
                            r"(?:[ \t]*\n)*[ \t]*\(?C\s*[.)、:][^\n]{0,120}", re.M)
+_SHORTEST_CONTINUATION = 40  # an answer and a summary of several questions' answers take more
 _VERDICT = re.compile(r"\b(?:correct|incorrect|wrong|true|false|right|because|since|not)\b|正确|错误|对|错|因为|不", _I)
 
 
 def ends_in_loop(text: str, ch: Choices) -> bool:
     """The response ends in a piece of at most 60 characters repeated 3 times or more (24 characters
     at least) that names two or more options: degenerate output, no answer."""
+    if len(text) < _LOOP_MIN_CHARS:
+        return False
     tail = text[-(_LOOP_UNIT_MAX * _LOOP_REPEATS + _LOOP_MIN_CHARS):]
     span = tail[-(_LOOP_UNIT_MAX + _LOOP_PROBE):]
     probe = span[-_LOOP_PROBE:]
@@ -66,6 +69,9 @@ def before_continuation(text: str, ch: Choices, multi: bool) -> str:
 
 
 def _continuation_start(text: str) -> int:
+    if "\n" not in text:
+        m = _SUMMARY.search(text) if len(text) > _SHORTEST_CONTINUATION else None
+        return m.start() if m else -1
     found = [m.start() for m in (_NEW_QUESTION.search(text), _SUMMARY.search(text)) if m]
     for m in _OPTION_BLOCK.finditer(text):
         if not _VERDICT.search(m[0]):
