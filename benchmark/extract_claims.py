@@ -116,7 +116,9 @@ def _verdicts(text: str, ch: Choices, add) -> None:
             continue
         if POST_WEAK.match(text, end):
             # every positive verdict must agree ("A正确 ... C正确" in a walk-through is no answer)
-            concludes = bool(CONNECTIVE.search(sent)) or m.start() < first_line_end or _last_sentence(text, end)
+            # a verdict on several options at once sums up ("Options (A), (C) and (D) are correct.")
+            concludes = (bool(CONNECTIVE.search(sent)) or m.start() < first_line_end or len(value) > 1
+                         or _last_sentence(text, end))
             add(m.start(), m.start(), value, False, concludes)
         elif CONNECTIVE_RIGHT_BEFORE.search(sent) and SENT_END.match(text, end):
             add(m.start(), m.start(), value, False)  # "Therefore, (b)." / "因此，选项B。"

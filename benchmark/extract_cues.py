@@ -30,7 +30,7 @@ STRONG = ANSWER + [
     (r"\b(?:true|valid)\s+(?:statements?|options?|ones|answers?|choices?)\s+(?:is|are)\b\s*:?", False, ("true", "valid")),
     ((r"\b(?:best|most\s+(?!un|in[^t]|least)[a-z]+|correct|right|optimal|ultimate|likeliest|only\s+correct|final|closest|nearest)\b"
       r"[^.!?\n:;]{0,80}?\b(?:is|are|would\s+be|will\s+be|should\s+be|seems\s+to\s+be|appears\s+to\s+be|remains|must\s+be)\b"
-      r"\s*:?"), False, ("best", "most", "correct", "right", "optimal", "ultimate", "likeliest", "final", "closest", "nearest")),
+      r"(?:\s*/\s*(?:is|are)\b)?\s*:?"), False, ("best", "most", "correct", "right", "optimal", "ultimate", "likeliest", "final", "closest", "nearest")),
     (r"(?<![不未没非可供])(?<!不能)(?<!不应)(?<!不可)(?<!不会)(?<!没有)(?:故|应|应该|应当|所以|因此|因而|则|即|我|我们|最终|只能|都|可以)?选(?:择|定)?(?![项項出修手举民票取用好])", False, ("选",)),
     ((r"(?<!不)(?:最(?!后|初|先|近)|正确|错误|不正确|符合|合适|恰当|准确|唯一)(?:(?!原因|理由|在于|因为)[^,，。；;!?！？\n]){0,20}?(?:是|为|為)"
       r"\s*[:：]?"), False,
@@ -55,7 +55,11 @@ POST_STRONG = re.compile(
     r"|\s*(?:可能|应该|应|就|才|则|也|确实)?(?:是|为)?\s*(?:本题的)?(?:正确答案|正确选项|正确的选项|正确的答案|唯一正确|"
     r"最(?!不|差|少|低|弱|小|大|多|高)[^,，。.;；\n]{0,8}?(?:答案|选项|选择|回复|回答|做法|行动|反应|方案|描述|说法|解释))"
     # "选项A最为准确", "B项最符合题意"
-    r"|\s*(?:的?(?:描述|说法|叙述|表述|陈述|做法|解释))?\s*(?:是|为)?\s*最为?(?:准确|恰当|合适|合理|正确|贴切|有效|符合|适合|妥当|佳)", _I)
+    r"|\s*(?:的?(?:描述|说法|叙述|表述|陈述|做法|解释))?\s*(?:是|为)?\s*最为?(?:准确|恰当|合适|合理|正确|贴切|有效|符合|适合|妥当|佳)"
+    # "Option C is the most accurate.", "(B) is the best." (a superlative of fitness ending the clause)
+    r"|\s*,?\s*(?:is|would\s+be|seems\s+to\s+be|appears\s+to\s+be|remains)\s+(?:clearly\s+|definitely\s+)?(?:the\s+)?"
+    r"(?:best|most\s+(?:accurate|appropriate|likely|suitable|plausible|reasonable|effective|fitting|consistent|probable|"
+    r"sensible|logical|justified|defensible|correct))(?:\s+(?:one|fit|match))?(?=\s*(?:[.。!;,]|$))", _I)
 # "I believe (c) <its text, paraphrased> would be the most effective": a gap only in a concluding sentence.
 GAP_POST_STRONG = re.compile(r"[^.。!?;；\n,，]{0,100}?(?:" + POST_STRONG.pattern + ")", _I)
 CONCLUDING = re.compile(r"\bI\s+(?:believe|think)\b|我认为|我觉得|\b(?:therefore|thus|hence|so|overall|in\s+conclusion)\b|"

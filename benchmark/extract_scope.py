@@ -21,7 +21,9 @@ _CODE_TOKEN = re.compile(r"(?<![A-Za-z])[A-Z]{1,5}(?![A-Za-z])")
 # Where an invented continuation starts: a new question or its options, or a summary of the answers
 # of several questions. Each on its own line, so a sentence mentioning a question is no start.
 _NEW_QUESTION = re.compile(
-    r"^[ \t>#*]*(?:(?:question|problem)\s*\d*\s*[:：]|q\d+\s*[:：]|(?:options|choices)\s*[:：]\s*$|"
+    r"^[ \t>#*]*(?:(?:question|problem)\s*\d*\s*[:：]|q\d+\s*[:：]|"
+    # "Q:" opens a new question only when options follow it (a self-check "Q: is A right?" has none)
+    r"q\s*[:：](?=[^\n]*\n(?:[^\n]*\n){0,8}?[ \t]*(?:\(A\)|A[.)]|options|choices))|(?:options|choices)\s*[:：]\s*$|"
     r"(?:问题|题目|试题|例题)\s*\d*\s*[:：]|[【\[]题目[】\]])", _I | re.M)
 _SUMMARY = re.compile(
     r"\b(?:let'?s|let\s+us|now)\b[^.\n]{0,40}?\b(?:combine|summari[sz]e|list|collect|compile|recap)\b[^.\n]{0,30}?"

@@ -7,16 +7,11 @@ from __future__ import annotations
 import pytest
 
 from benchmark.extract import Choices
-from tests.benchmark.extract_helpers import code_read, codes_read
+from tests.benchmark.extract_helpers import FORMULAS, HAN, STATEMENTS, WORK, code_read, codes_read
 
-STATEMENTS = Choices(["The rod expands", "The current doubles", "The field vanishes", "The charge is conserved"])
-FORMULAS = Choices(["$x=2$", "$y=3$", "$z=4$", "$w=5$"])
 LENGTHS = Choices(["1.1 mm", "1.7 mm", "2.3 mm", "2.9 mm"])
 ANGLES = Choices(["30°", "60°", "90°", "120°"])
-HAN = Choices(["甲", "乙", "丙", "丁"])
 MATCHING = Choices(["P→1; Q→2; R→3; S→4", "P→2; Q→4; R→1; S→3", "P→3; Q→1; R→4; S→2", "P→4; Q→3; R→2; S→1"])
-# Reasoning before the conclusion that names no option: the conclusion must be read on its own.
-WORK = "We work through the problem step by step.\n\nFirst the forces, then the energy balance.\n\n"
 
 
 @pytest.mark.parametrize(

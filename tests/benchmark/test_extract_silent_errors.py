@@ -6,13 +6,10 @@ from __future__ import annotations
 import pytest
 
 from benchmark.extract import Choices
-from tests.benchmark.extract_helpers import code_read, codes_read
+from tests.benchmark.extract_helpers import FORMULAS, HAN, STATEMENTS, WORK, code_read, codes_read
 
-STATEMENTS = Choices(["The rod expands", "The current doubles", "The field vanishes", "The charge is conserved"])
 FRUIT = Choices(["apple", "banana", "cherry", "date"])
-HAN = Choices(["甲", "乙", "丙", "丁"])
 HALF = Choices(["empty", "half full", "full", "overflowing"])
-WORK = "We work through the problem step by step.\n\nFirst the forces, then the energy balance.\n\n"
 
 
 # ---------------------------------------------------------------- chosen options, one per line
@@ -32,8 +29,7 @@ def test_chosen_lines_are_read_as_the_full_set(text, expected):
 
 
 def test_chosen_lines_with_formulas_are_read_as_the_full_set():
-    formulas = Choices(["$x=2$", "$y=3$", "$z=4$", "$w=5$"])
-    assert codes_read(WORK + "(A) $x=2$\n(C) $z=4$", formulas) == "AC"
+    assert codes_read(WORK + "(A) $x=2$\n(C) $z=4$", FORMULAS) == "AC"
 
 
 @pytest.mark.parametrize(
