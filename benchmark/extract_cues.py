@@ -39,8 +39,10 @@ STRONG = ANSWER + [
     (r"(?:正确|最佳|最终|最合适的?|正确的)(?:选项|答案|选择|答)\s*[:：]|\b(?:correct|best|final|right)\s+(?:options?|choices?)\s*:",
      False, ("正确", "最", "correct", "best", "final", "right")),
     (r"(?:对应于?|相当于|即为|也就是)\s*(?=选项)", False, ("选项",)),
-    # "所以选项为(D)", "选项：(C) 120°" (not "每个选项为", "该选项是", nor "分析选项：" ending its line)
-    (r"(?<![每各个该此本这那一两二三四五几其])选项\s*(?:(?:应该|应当|应)?(?:为|是|為)|[:：](?=[ \t]*[^\s]))", False, ("选项",)),
+    # "所以选项为(D)", "选项：(C) 120°": at a clause's start or after a connective (not "本题选项为A、B、C、D",
+    # "该选项是"), the option on the same line (not "分析选项：" ending its line)
+    (r"(?:(?<![^\s，,。.；;：:])|(?<=所以)|(?<=因此)|(?<=因而)|(?<=综上)|(?<=最终)|(?<=[故则即]))"
+     r"选项\s*(?:(?:应该|应当|应)?(?:为|是|為)|[:：](?=[ \t]*[^\s]))", False, ("选项",)),
 ]
 STRONG_RE = [(re.compile(p, _I), num, re.compile("|".join(map(re.escape, keys)))) for p, num, keys in STRONG]
 
