@@ -24,6 +24,7 @@ from benchmark.extract_cues import (
     ALL_OPTIONS,
     CONNECTIVE_LEAD,
     EXAMPLE_BEFORE,
+    EXAMPLE_KEYS,
     EXPLICIT_REF,
     FIT_WORD,
     HEAD_BEFORE,
@@ -201,11 +202,13 @@ def not_own(text: str, pos: int) -> bool:
         return bisect_left(at, end) - bisect_left(at, ls)
     if count('"') % 2 or count("“") > count("”") or count("「") > count("」"):
         return True
-    head = HEAD_BEFORE.search(text, max(ls, pos - 40), pos)  # the format's example: "e.g. Answer: A"
-    if EXAMPLE_BEFORE.search(text, max(ls, pos - 60), head.start() if head else pos):
-        return True
-    clause = CLAUSE_START.split(text[max(ls, pos - 60):pos])[-1]
-    return bool(NOT_OWN.search(clause))
+    before = text[max(ls, pos - 60):pos]
+    low = before.lower()
+    if any(key in low for key in EXAMPLE_KEYS):  # the format's example: "e.g. Answer: A", "例如[正确答案]A"
+        head = HEAD_BEFORE.search(text, max(ls, pos - 40), pos)
+        if EXAMPLE_BEFORE.search(text, max(ls, pos - 60), head.start() if head else pos):
+            return True
+    return bool(NOT_OWN.search(CLAUSE_START.split(before)[-1]))
 
 
 @lru_cache(maxsize=8)

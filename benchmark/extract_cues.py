@@ -116,6 +116,7 @@ REVISION = re.compile(r"\b(?:wait|actually|on\s+second\s+thought|on\s+reflection
 EXAMPLE_BEFORE = re.compile(r"(?:\bfor\s+(?:example|instance)|\be\.\s?g\.?|\bsuch\s+as|\blike\s+this|"
                             r"例如|比如|譬如|示例|样例|形如)\s*[:：,，]?\s*[\"“'‘「(\[【]*$", _I)
 # An answer head right before a place ("Answer: ", "[正确答案]"), looked past for an example cue.
+EXAMPLE_KEYS = ("example", "instance", "e.g", "such as", "like this", "例如", "比如", "譬如", "示例", "样例", "形如")
 HEAD_BEFORE = re.compile(r"(?:\b(?:final\s+)?answer(?:\s+is)?|(?:正确)?答案\s*(?:是|为)?)\s*[:：]?\s*[\]】)]?\s*[\[【(]?\s*$", _I)
 HEADER = re.compile(r"\s*[【\[]?(?:解析|分析|解答|详解|理由|解释|思路|说明|点评|explanation|analysis|reasoning|rationale|"
                      r"solution)\s*(?:[】\]]|[:：]|$)", _I)
