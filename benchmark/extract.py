@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import re
 
-from benchmark.extract_base import BAD, DECOR, LINE_WINDOW, NOMATCH, Choices, clean, codes_for, fold, rest_of_line
+from benchmark.extract_base import BAD, DECOR, LINE_WINDOW, NOMATCH, Choices, clean, codes_for, fold, match_end, rest_of_line
 from benchmark.extract_claims import claims, decide, not_own
 from benchmark.extract_cues import NEGATION
 from benchmark.extract_prep import json_answer, prepare
@@ -234,7 +234,7 @@ def _after_head(text: str, end: int, ch: Choices) -> frozenset | int:
     if line.strip(DECOR):
         got = _list(line, ch)
     else:
-        start = _BLANK.match(text, end + len(line)).end()
+        start = match_end(_BLANK.match(text, end + len(line)), end + len(line))
         para_break = _PARAGRAPH_BREAK.search(text, start, start + LINE_WINDOW)
         got = _list(text[start:para_break.start() if para_break else start + LINE_WINDOW].replace("\n", ","), ch)
     return NOMATCH if got is None else got

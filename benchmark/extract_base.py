@@ -48,6 +48,11 @@ def loose(folded: str) -> str:
     return _LOOSE_DROP.sub("", s)
 
 
+def match_end(m: re.Match[str] | None, pos: int) -> int:
+    """Where a match of a pattern that matches the empty string ends (never None; pos for the type checker)."""
+    return m.end() if m else pos
+
+
 def line_end(text: str, pos: int, limit: int = LINE_WINDOW) -> int:
     """Where the line holding pos ends, or pos + limit when that comes first."""
     stop = min(len(text), pos + limit)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
-from benchmark.extract_base import BAD, DECOR, NOMATCH, Choices, fold
+from benchmark.extract_base import BAD, DECOR, NOMATCH, Choices, fold, match_end
 from benchmark.extract_cues import (
     ALL_KEYS,
     ALL_OPTIONS,
@@ -133,7 +133,7 @@ def _concluding_mention(text: str, ref: re.Match[str], end: int, sent: str) -> b
     in option (D)", "So the process described in option (B)"."""
     if not (EXPLICIT_REF.search(ref[0]) or text[end - 1:end] in ("项", "項")):
         return False
-    rest_end = SENT_REST.match(text, end).end()  # type: ignore[union-attr]  # matches the empty string
+    rest_end = match_end(SENT_REST.match(text, end), end)
     around = sent + " " + text[end:rest_end]
     if not (CONNECTIVE_LEAD.match(sent) or (_last_sentence(text, end) and FIT_WORD.search(around))):
         return False
@@ -142,7 +142,7 @@ def _concluding_mention(text: str, ref: re.Match[str], end: int, sent: str) -> b
 
 def _last_sentence(text: str, pos: int) -> bool:
     """pos is in the response's last sentence."""
-    rest_end = SENT_REST.match(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
+    rest_end = match_end(SENT_REST.match(text, pos), pos)
     return LAST_SENTENCE_END.match(text, rest_end) is not None
 
 
@@ -154,7 +154,7 @@ def _all_options(text: str, low: str, ch: Choices, add) -> None:
         if NEGATED_BEFORE.search(text, max(0, m.start() - 12), m.start()) or not_own(text, m.start()):
             continue
         sent = SENT_START.split(text[max(0, m.start() - 80):m.start()])[-1]
-        if NEGATION.search(sent) or NEGATION.search(text, m.start(), SENT_REST.match(text, m.end()).end()):  # type: ignore[union-attr]
+        if NEGATION.search(sent) or NEGATION.search(text, m.start(), match_end(SENT_REST.match(text, m.end()), m.end())):
             continue  # "all of the above are wrong", "it is not the case that all of the above hold"
         if any(fold(m[0]) in t for t in ch.folded):
             continue

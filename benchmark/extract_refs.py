@@ -11,7 +11,7 @@ import re
 from bisect import bisect_left
 from functools import lru_cache
 
-from benchmark.extract_base import BAD, DECOR, LINE_WINDOW, NOMATCH, Choices, fold, line_end, rest_of_line
+from benchmark.extract_base import BAD, DECOR, LINE_WINDOW, NOMATCH, Choices, fold, line_end, match_end, rest_of_line
 from benchmark.extract_cues import NEGATION
 
 Read = tuple[frozenset | int, int]  # (options or BAD/NOMATCH, end offset)
@@ -63,13 +63,9 @@ def is_word(tok: str, s: str, end: int) -> bool:
     return w is not None and w[1] not in CLAIM_WORDS
 
 
-def _end(m: re.Match[str] | None, pos: int) -> int:
-    return m.end() if m else pos  # the patterns match the empty string: never None
-
-
 def lead_skip(text: str, pos: int) -> int:
     """Past the punctuation before a reference, but never past the end of a sentence ("答案。选项B")."""
-    end = _end(_LEAD.match(text, pos), pos)
+    end = match_end(_LEAD.match(text, pos), pos)
     stop = _SENTENCE_END.search(text, pos, end)
     return stop.start() if stop else end
 
@@ -109,7 +105,7 @@ def one_ref(text: str, pos: int, ch: Choices, runs: bool = True) -> Read:
 def _consume_text(text: str, end: int, i: int, ch: Choices) -> Read:
     """Skip the option's own text after its code; another option's text there contradicts the code."""
     t = ch.folded[i]
-    s = _end(_SEP.match(text, end), end)
+    s = match_end(_SEP.match(text, end), end)
     if t:
         span = text[s:s + len(t) + 4]
         if fold(span[:len(t)]) == t:
