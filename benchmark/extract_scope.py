@@ -32,6 +32,7 @@ _SUMMARY = re.compile(
 # Three lines led by A, B, C in order, short and without a verdict: a list of options, not a walk.
 _OPTION_BLOCK = re.compile(r"^[ \t]*\(?A\s*[.)、:][^\n]{0,120}\n(?:[ \t]*\n)*[ \t]*\(?B\s*[.)、:][^\n]{0,120}\n"
                            r"(?:[ \t]*\n)*[ \t]*\(?C\s*[.)、:][^\n]{0,120}", re.M)
+_LINE_CODE = re.compile(r"[ \t]*\(?([ABC])\s*[.)、:]")
 _SHORTEST_CONTINUATION = 40  # an answer and a summary of several questions' answers take more
 _VERDICT = re.compile(r"\b(?:correct|incorrect|wrong|true|false|right|because|since|not)\b|正确|错误|对|错|因为|不", _I)
 
@@ -63,20 +64,31 @@ def _names_two_options(piece: str, ch: Choices) -> bool:
 def before_continuation(text: str, ch: Choices, multi: bool) -> str:
     """The text up to an invented continuation (a new question, an options list, a summary of several
     questions' answers) when an answer is given before it; else the whole text."""
-    start = _continuation_start(text)
+    start = _continuation_start(text, ch)
     if start <= 0:
         return text
     head = text[:start]
     return head if isinstance(decide(claims(head, ch, multi=multi), head), frozenset) else text
 
 
-def _continuation_start(text: str) -> int:
+def _continuation_start(text: str, ch: Choices) -> int:
     if "\n" not in text:
         m = _SUMMARY.search(text) if len(text) > _SHORTEST_CONTINUATION else None
         return m.start() if m else -1
     found = [m.start() for m in (_NEW_QUESTION.search(text), _SUMMARY.search(text)) if m]
     for m in _OPTION_BLOCK.finditer(text):
-        if not _VERDICT.search(m[0]):
+        if not _VERDICT.search(m[0]) and not _restates_own_options(m[0], ch):
             found.append(m.start())
             break
     return min(found, default=-1)
+
+
+def _restates_own_options(block: str, ch: Choices) -> bool:
+    """Every line of the block is its code and that option's own text: the question's options echoed
+    (the rules read an echo as no claim), not options the model invented."""
+    for line in block.split("\n"):
+        m = _LINE_CODE.match(line)
+        k = ch.code(m[1]) if m else None
+        if m and (k is None or not ch.agrees(k, line[m.end():])):
+            return False
+    return True

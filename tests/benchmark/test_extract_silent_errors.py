@@ -139,3 +139,10 @@ def test_one_answer_repeated_is_still_that_answer():
 )
 def test_a_text_matching_partly_or_several_options_is_no_answer(text, choices):
     assert code_read(WORK + text, choices) is None
+
+
+def test_the_questions_own_options_echoed_between_two_answers_are_no_continuation():
+    # an echo of the question's own options is read as before: the revised answer decides
+    text = "Initially I thought the answer is A.\n\nA. apple\nB. banana\nC. cherry\nD. date\n\nWait, recheck: the answer is C."
+    assert code_read(text, FRUIT) == "C"
+    assert code_read("The answer is A.\n\nA. apple\nB. banana\nC. cherry", Choices(["apple", "banana"])) == "A"
