@@ -50,7 +50,7 @@ from benchmark.extract_cues import (
     SENT_START,
     STRONG_RE,
 )
-from benchmark.extract_refs import code_led, lead_claim, read_claim
+from benchmark.extract_refs import code_led, lead_claim, read_claim, walk_item
 
 _I = re.IGNORECASE
 
@@ -116,6 +116,8 @@ def _verdicts(text: str, ch: Choices, add) -> None:
             add(m.start(), m.start(), value, True)
             continue
         if POST_WEAK.match(text, end):
+            if walk_item(text, m.start(), ch):
+                continue  # "(A) is correct. (B) is incorrect. (C) is correct.": a walk, not a conclusion
             # every positive verdict must agree ("A正确 ... C正确" in a walk-through is no answer)
             # a verdict on several options at once sums up ("Options (A), (C) and (D) are correct.")
             concludes = (bool(CONNECTIVE.search(sent)) or m.start() < first_line_end or len(value) > 1

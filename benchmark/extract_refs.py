@@ -162,18 +162,25 @@ def _has_text(text: str, start: int, end: int) -> bool:
     return m is not None and end > m.end()
 
 
-def _walks_inline(text: str, start: int, ch: Choices) -> bool:
-    """"A. ...正确; B. ...正确; C. ...错误" on one line walks through the options: no claim."""
+def _walks_inline(text: str, start: int, ch: Choices, whole_line: bool = False) -> bool:
+    """"A. ...正确; B. ...正确; C. ...错误" on one line walks through the options: no claim. The items
+    after start count (a claim may follow an analysis: "A．铁错误；B．铜错误；故选C．锌"), or with
+    whole_line those before it too (a verdict inside the walk, "...; C. ...正确", is part of it)."""
     if ch.numeric or not CODE_LED.match(text, start):
         return False
     ls = text.rfind("\n", 0, start) + 1
     at, later_codes = _inline_codes(text, ls, line_end(text, ls, len(text)))
-    k = bisect_left(at, start + 2)
+    k = 0 if whole_line else bisect_left(at, start + 2)
     if k == len(at):
         return False
     own = text[start:start + 3].lstrip("( ")[:1].upper()
     others = later_codes[k] & ((1 << len(ch.codes)) - 1) & ~(1 << (ord(own) - 65) if "A" <= own <= "Z" else 0)
     return others.bit_count() >= 2
+
+
+def walk_item(text: str, start: int, ch: Choices) -> bool:
+    """The reference at start leads an item of a walk through the options on its line."""
+    return _walks_inline(text, start, ch, whole_line=True)
 
 
 @lru_cache(maxsize=64)

@@ -146,3 +146,10 @@ def test_the_questions_own_options_echoed_between_two_answers_are_no_continuatio
     text = "Initially I thought the answer is A.\n\nA. apple\nB. banana\nC. cherry\nD. date\n\nWait, recheck: the answer is C."
     assert code_read(text, FRUIT) == "C"
     assert code_read("The answer is A.\n\nA. apple\nB. banana\nC. cherry", Choices(["apple", "banana"])) == "A"
+
+
+@pytest.mark.parametrize("read", [code_read, codes_read])
+def test_a_verdict_inside_a_walk_on_one_line_is_no_conclusion(read):
+    # A and C are both said correct: neither one option nor, from a walk alone, the set
+    assert read("(A) is correct. (B) is incorrect. (C) is correct. (D) is incorrect.", STATEMENTS) is None
+    assert read("A. 甲说法正确；B. 乙说法错误；C. 丙说法正确；D. 丁说法错误", HAN) is None
