@@ -116,7 +116,7 @@ def _verdicts(text: str, ch: Choices, add) -> None:
             add(m.start(), m.start(), value, True)
             continue
         if POST_WEAK.match(text, end):
-            if walk_item(text, m.start(), ch):
+            if walk_item(text, m.start(), end, ch):
                 continue  # "(A) is correct. (B) is incorrect. (C) is correct.": a walk, not a conclusion
             # every positive verdict must agree ("A正确 ... C正确" in a walk-through is no answer)
             # a verdict on several options at once sums up ("Options (A), (C) and (D) are correct.")

@@ -162,38 +162,44 @@ def _has_text(text: str, start: int, end: int) -> bool:
     return m is not None and end > m.end()
 
 
-def _walks_inline(text: str, start: int, ch: Choices, whole_line: bool = False) -> bool:
+def _walks_inline(text: str, start: int, ch: Choices, end: int | None = None) -> bool:
     """"A. ...正确; B. ...正确; C. ...错误" on one line walks through the options: no claim. The items
-    after start count (a claim may follow an analysis: "A．铁错误；B．铜错误；故选C．锌"), or with
-    whole_line those before it too (a verdict inside the walk, "...; C. ...正确", is part of it)."""
+    after start count (a claim may follow an analysis: "A．铁错误；B．铜错误；故选C．锌"); given the
+    end of the reference, those before it too, outside start..end (a verdict inside the walk,
+    "...; C. ...正确", is part of it; the list "(A), (B) and (D) are correct" is no walk)."""
     if ch.numeric or not CODE_LED.match(text, start):
         return False
     ls = text.rfind("\n", 0, start) + 1
-    at, later_codes = _inline_codes(text, ls, line_end(text, ls, len(text)))
-    k = 0 if whole_line else bisect_left(at, start + 2)
-    if k == len(at):
-        return False
+    at, after, before = _inline_codes(text, ls, line_end(text, ls, len(text)))
+    k = bisect_left(at, start + 2 if end is None else end)
+    codes = after[k] if k < len(at) else 0
+    if end is not None and (j := bisect_left(at, start)):
+        codes |= before[j - 1]
     own = text[start:start + 3].lstrip("( ")[:1].upper()
-    others = later_codes[k] & ((1 << len(ch.codes)) - 1) & ~(1 << (ord(own) - 65) if "A" <= own <= "Z" else 0)
+    others = codes & ((1 << len(ch.codes)) - 1) & ~(1 << (ord(own) - 65) if "A" <= own <= "Z" else 0)
     return others.bit_count() >= 2
 
 
-def walk_item(text: str, start: int, ch: Choices) -> bool:
-    """The reference at start leads an item of a walk through the options on its line."""
-    return _walks_inline(text, start, ch, whole_line=True)
+def walk_item(text: str, start: int, end: int, ch: Choices) -> bool:
+    """The reference at start..end leads an item of a walk through the options on its line."""
+    return _walks_inline(text, start, ch, end)
 
 
 @lru_cache(maxsize=64)
-def _inline_codes(text: str, start: int, end: int) -> tuple[list[int], list[int]]:
+def _inline_codes(text: str, start: int, end: int) -> tuple[list[int], list[int], list[int]]:
     """The option codes leading an item inside one line ("...; B. ..."): where each stands, and for each
-    a bit set (A = bit 0) of the codes from there to the line's end. Computed once per line."""
+    a bit set (A = bit 0) of the codes from there to the line's end, and from the line's start to
+    there. Computed once per line."""
     at, codes = [], []
     for m in _INLINE_LED.finditer(text, start, end):
         at.append(m.start())
         codes.append(1 << (ord(m[1]) - 65))
+    after, before = codes[:], codes[:]
     for i in range(len(codes) - 2, -1, -1):
-        codes[i] |= codes[i + 1]
-    return at, codes
+        after[i] |= after[i + 1]
+    for i in range(1, len(codes)):
+        before[i] |= before[i - 1]
+    return at, after, before
 
 
 def _listed_lines(text: str, start: int, end: int, ch: Choices) -> frozenset | int | None:
