@@ -32,7 +32,8 @@ _SEP = re.compile(r"[\s.:)\]、\-—\"“”'‘’「」]*")
 _QUOTES = "\"“”'‘’「」『』 )]"  # closing marks after a restated text: "(b) \"text\"", "Option A (Lyon)"
 # After a letter, what makes it a maths variable ("A = 5", "P(A)") or a key of a matching ("P → 2", "Q-4").
 _MATH_AFTER = re.compile(r"\s*[=<>+^_*≤≥≠∈∪∩→⟶⇒↔⟹➝➔]|\s*-+>|\s*-\s*(?=\d)|\((?=[A-Za-z0-9 ,.+\-*/^_]{1,12}\))|\s*\\")
-_JOIN = re.compile(r"\s*(?=\(\s*[A-Za-z]\s*\))|\s+(?=[A-Z](?:$|[^A-Za-z0-9'’]))|\s*[\"”’']?\s*(?:,\s*(?:and|or)\s+|,|、|/|&|;|\band\b|\bor\b|以及|和|与|及|或者|或|还是|跟)\s*"
+# Codes joined by spaces stay on one line: "Answer: B\n\nA. apple\nB. ..." is an answer, then an echo.
+_JOIN = re.compile(r"[ \t]*(?=\(\s*[A-Za-z]\s*\))|[ \t]+(?=[A-Z](?:$|[^A-Za-z0-9'’]))|\s*[\"”’']?\s*(?:,\s*(?:and|or)\s+|,|、|/|&|;|\band\b|\bor\b|以及|和|与|及|或者|或|还是|跟)\s*"
                    r"(?:(?:the\s+)?(?:options?|choices?)\s*|选项\s*)?[\"“‘']?", re.IGNORECASE)
 # Another parenthesised option joined to the first within the clause: "(b) Fear and (f) Pride".
 _PAREN_JOIN = re.compile(r"[^.。;!?\n]{0,60}?(?:\band\b|\bor\b|以及|和|与|及|或|、|,)\s*(?:option\s*|选项\s*)?"

@@ -70,6 +70,7 @@ def test_the_instructions_example_is_never_the_answer(text, expected):
 def test_an_echoed_question_after_the_answer_does_not_override_it():
     text = "Answer: B\n\nQuestion: Which of these fruits is yellow?\nA. apple\nB. banana\nC. cherry\nD. date"
     assert code_read(text, FRUIT) == "B"
+    assert code_read(WORK + "Answer: B\n\nA. apple\nB. banana\nC. cherry\nD. date", FRUIT) == "B"
     assert code_read("【答案】B <eoa>\n【题目】下列哪种水果是黄色的？\nA. 甲\nB. 乙\nC. 丙\nD. 丁", HAN) == "B"
 
 
