@@ -1,11 +1,14 @@
 """Where a response states its answer, English and Chinese, and which statement decides.
 
 Claims come in two strengths. Strong: answer markers, choosing verbs, superlative or
-"correct option" conclusions, a superlative said of an option, a bare first line, a lone code
+"correct option" conclusions ("the closest is option (C)", "选项为(D)"), a superlative said of an
+option ("选项A最为准确", "Option C is the most accurate"), the one option said to fit ("只有D项
+符合"), every option at once ("all four options are correct"), a bare first line, a lone code
 or bare option as last line, the option line before an analysis header or after "…是：".
-Weak: a verdict on one option ("因此C选项正确", "Therefore, (b) is correct"); they decide only
-without a strong claim, when one is in a conclusion (or the first line) and every positive
-verdict agrees. The last strong claim decides; an earlier one that disagrees makes the
+Weak: a verdict on one option ("因此C选项正确", "Therefore, (b) is correct", "statements (A),
+(C) and (D) hold"), or one option named in a concluding sentence ("this falls in the range given
+in option (D)"); they decide only without a strong claim, when one is in a conclusion (the
+first or last sentence, or after a connective) and every positive verdict agrees. The last strong claim decides; an earlier one that disagrees makes the
 response unclear unless a revision cue ("wait", "on second thought", "重新考虑") stands between
 them or the later claim narrows the earlier ("C or D" ... "C").
 """
@@ -22,31 +25,31 @@ from benchmark.extract_base import BAD, DECOR, NOMATCH, Choices, fold, match_end
 from benchmark.extract_cues import (
     ALL_KEYS,
     ALL_OPTIONS,
+    ANY_REF,
+    CLAUSE_START,
+    CONCLUDING,
+    CONNECTIVE,
     CONNECTIVE_LEAD,
+    CONNECTIVE_RIGHT_BEFORE,
     EXAMPLE_BEFORE,
     EXAMPLE_KEYS,
     EXPLICIT_REF,
     FIT_WORD,
+    GAP_POST_STRONG,
+    HEADER,
     HEAD_BEFORE,
     LAST_SENTENCE_END,
     LIST_BEFORE,
     NEGATED_BEFORE,
     NEGATION,
+    NOT_OWN,
     ONLY_BEFORE,
     POST_ONLY,
-    SENT_REST,
-    ANY_REF,
-    CLAUSE_START,
-    CONCLUDING,
-    CONNECTIVE,
-    CONNECTIVE_RIGHT_BEFORE,
-    GAP_POST_STRONG,
-    HEADER,
-    NOT_OWN,
     POST_STRONG,
     POST_WEAK,
     REVISION,
     SENT_END,
+    SENT_REST,
     SENT_START,
     STRONG_RE,
 )
