@@ -30,7 +30,7 @@ STRONG = ANSWER + [
     (r"\b(?:true|valid)\s+(?:statements?|options?|ones|answers?|choices?)\s+(?:is|are)\b\s*:?", False, ("true", "valid")),
     ((r"\b(?:best|most\s+(?!un|in[^t]|least)[a-z]+|correct|right|optimal|ultimate|likeliest|only\s+correct|final|closest|nearest)\b"
       r"[^.!?\n:;]{0,80}?\b(?:is|are|would\s+be|will\s+be|should\s+be|seems\s+to\s+be|appears\s+to\s+be|remains|must\s+be)\b"
-      r"(?:\s*/\s*(?:is|are)\b)?\s*:?"), False, ("best", "most", "correct", "right", "optimal", "ultimate", "likeliest", "final", "closest", "nearest")),
+      r"(?:\s*/\s*(?:is|are)\b|\s*\(\s*(?:is|are)\s*\))?\s*:?"), False, ("best", "most", "correct", "right", "optimal", "ultimate", "likeliest", "final", "closest", "nearest")),
     (r"(?<![不未没非可供])(?<!不能)(?<!不应)(?<!不可)(?<!不会)(?<!没有)(?:故|应|应该|应当|所以|因此|因而|则|即|我|我们|最终|只能|都|可以)?选(?:择|定)?(?![项項出修手举民票取用好])", False, ("选",)),
     ((r"(?<!不)(?:最(?!后|初|先|近)|正确|错误|不正确|符合|合适|恰当|准确|唯一)(?:(?!原因|理由|在于|因为)[^,，。；;!?！？\n]){0,20}?(?:是|为|為)"
       r"\s*[:：]?"), False,

@@ -15,6 +15,7 @@ _BOX_FORMAT = re.compile(r"\\(?:bf|rm|it|tt|sf|displaystyle|textstyle)\b\s*|\\(?
 # What maths may be unwrapped to: an option code, codes, or a code with its text ("$C. 4$").
 _CODE_MATH = re.compile(r"\(?[A-Z]\)?|[A-Z](?:\s*[,、]\s*[A-Z])+|[A-Z]{2,5}|[A-Z]\s*[.:]\s*[^=<>]{1,60}")
 _MATH_SPACE = re.compile(r"\s+|\\[ ,;:!]")
+_ADJACENT_BOXES = re.compile(r"(\nFinal answer: [^\n]*)\n[ \t]*(?:[,，、;&]|\band\b|和|与)?[ \t]*\nFinal answer: ")
 MATH_LETTER = "\u2062"
 BOXED_MARK = "\nFinal answer: "
 # A masked formula keeps a key of its content in private-use characters (no rule reads them), so
@@ -28,6 +29,12 @@ def latex(text: str) -> str:
         return text
     text = _MATH.sub(lambda m: _math(next(g for g in m.groups() if g is not None)), text)
     text = _boxed(text)
+    if text.count(BOXED_MARK) > 1:  # "\boxed{A}, \boxed{C}": one answer of two codes, not two answers
+        for _ in range(8):
+            merged = _ADJACENT_BOXES.sub(r"\1, ", text)
+            if merged == text:
+                break
+            text = merged
     return _unwrap(text)
 
 

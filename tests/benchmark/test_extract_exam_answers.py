@@ -71,6 +71,20 @@ def test_the_code_inside_a_formatted_box(text, choices, expected):
     assert code_read(WORK + text, choices) == expected
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Thus \\boxed{A}\\boxed{C}", "AC"),
+        ("Thus $\\boxed{A}$, $\\boxed{C}$ and $\\boxed{D}$", "ACD"),
+        ("The final answer is $\\boxed{\\text{(A), (C)}}$", "AC"),
+        ("The correct statement(s) is (are): (A), (D)", "AD"),
+        ("First \\boxed{A}. Then the field is checked again. \\boxed{C}", None),  # two answers, nothing revised
+    ],
+)
+def test_pick_several_in_adjacent_boxes_is_one_answer(text, expected):
+    assert codes_read(WORK + text, STATEMENTS) == expected
+
+
 def test_a_box_whose_code_has_another_options_number_is_no_answer():
     assert code_read(WORK + "$\\boxed{\\textbf{(C) }40}$", Choices(["36", "40", "42", "44"])) is None
 
