@@ -68,7 +68,8 @@ CONCLUDING = re.compile(r"\bI\s+(?:believe|think)\b|我认为|我觉得|\b(?:the
                          r"综上|因此|所以", _I)
 # Weak: a verdict on one option, or a connective followed by an option.
 POST_WEAK = re.compile(r"\s*(?:is|are)\s+(?:all\s+|both\s+|also\s+)?(?:the\s+)?(?:correct|right|true|valid)\b|\s*(?:all\s+|both\s+)?holds?\b"
-                        r"|\s*(?:的?(?:描述|说法|叙述|表述|陈述))?\s*(?:也|都|均|亦)?\s*(?:是|为)?\s*(?:正确|对的|符合题意|符合题目要求)", _I)
+                        r"|\s*(?:[两二三四五六]项|[两二三四五六]个选项)?\s*(?:的?(?:描述|说法|叙述|表述|陈述))?\s*(?:也|都|均|亦)?\s*"
+                        r"(?:是|为)?\s*(?:正确|对的|符合题意|符合题目要求)", _I)
 CONNECTIVE = re.compile(r"\b(?:therefore|thus|hence|so|consequently|in\s+conclusion|overall|in\s+summary|to\s+conclude|"
                          r"accordingly)\b|综上所述|综上|因此|所以|故|因而|总之|由此可见|可见|可知|结论", _I)
 CONNECTIVE_RIGHT_BEFORE = re.compile(r"(?:\b(?:therefore|thus|hence|so|consequently)|综上所述|综上|因此|所以|故)"

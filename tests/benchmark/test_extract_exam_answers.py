@@ -143,6 +143,20 @@ def test_a_mention_that_concludes_nothing_is_no_answer(text, choices):
 @pytest.mark.parametrize(
     "text, expected",
     [
+        ("选项A、B、D正确。", "ABD"),
+        ("A、B、D三项正确，C项错误。", "ABD"),
+        ("A、D两项说法正确", "AD"),
+        ("综上所述，本题的正确选项为B、C、D。", "BCD"),
+        ("本题应选BCD项。", "BCD"),
+    ],
+)
+def test_chinese_pick_several_conclusions(text, expected):
+    assert codes_read(WORK + text, HAN) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
         ("正确答案:A<eoa>", "A"),
         ("正确答案：B<eoa>", "B"),
         ("正确答案:C\n解析：丙的说法与材料一致，其余不符。", "C"),
