@@ -71,7 +71,10 @@ from __future__ import annotations
 
 import re
 
-from benchmark.extract_base import BAD, DECOR, LINE_WINDOW, NOMATCH, Choices, clean, codes_for, fold, match_end, rest_of_line
+from benchmark.extract_base import (
+    BAD, DECOR, LINE_WINDOW, NOMATCH, SPACES,
+    Choices, clean, codes_for, fold, match_end, rest_of_line,
+)
 from benchmark.extract_claims import claims, decide, not_own
 from benchmark.extract_cues import NEGATION
 from benchmark.extract_prep import json_answer, prepare
@@ -160,7 +163,6 @@ _PUNCT_SPLIT = re.compile(r"[,;/|、]")
 _WORD_SPLIT = re.compile(r"\s+and\s+|\s*(?:和|以及|及|与|&)\s*", re.IGNORECASE)
 _SPACE_SPLIT = re.compile(r"\s+")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
-_BLANK = re.compile(r"\s*")
 
 
 def extract_multi(response: str | None, choices: Choices, *, finish_reason: str | None = None) -> frozenset[int] | None:
@@ -234,7 +236,7 @@ def _after_head(text: str, end: int, ch: Choices) -> frozenset | int:
     if line.strip(DECOR):
         got = _list(line, ch)
     else:
-        start = match_end(_BLANK.match(text, end + len(line)), end + len(line))
+        start = match_end(SPACES.match(text, end + len(line)), end + len(line))
         para_break = _PARAGRAPH_BREAK.search(text, start, start + LINE_WINDOW)
         got = _list(text[start:para_break.start() if para_break else start + LINE_WINDOW].replace("\n", ","), ch)
     return NOMATCH if got is None else got

@@ -14,6 +14,7 @@ BAD = -2  # the response claims something unusable (several options, or a code n
 
 _STRIP_MARKS = ("*", "`", "\u200b", "\ufeff")
 _NUMBER = re.compile(r"[$€£¥]?\s*(-?\d[\d,]*(?:\.\d+)?)(?!\d|\.\d)")
+SPACES = re.compile(r"\s*")  # a run of white space, possibly empty
 _LOOSE_NEEDED = re.compile(r"[\s\d\-\\]")  # what loose() may change
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _TRAILING_ZEROS = re.compile(r"(?<=\d)\.(\d*?)0+(?!\d)")

@@ -8,9 +8,10 @@ or bare option as last line, the option line before an analysis header or after 
 Weak: a verdict on one option ("因此C选项正确", "Therefore, (b) is correct", "statements (A),
 (C) and (D) hold"), or one option named in a concluding sentence ("this falls in the range given
 in option (D)"); they decide only without a strong claim, when one is in a conclusion (the
-first or last sentence, or after a connective) and every positive verdict agrees. The last strong claim decides; an earlier one that disagrees makes the
-response unclear unless a revision cue ("wait", "on second thought", "重新考虑") stands between
-them or the later claim narrows the earlier ("C or D" ... "C").
+first or last sentence, or after a connective) and every positive verdict agrees. The last
+strong claim decides; an earlier one that disagrees makes the response unclear unless a
+revision cue ("wait", "on second thought", "重新考虑") stands between them or the later claim
+narrows the earlier ("C or D" ... "C").
 """
 
 from __future__ import annotations

@@ -11,7 +11,10 @@ import re
 from bisect import bisect_left
 from functools import lru_cache
 
-from benchmark.extract_base import BAD, DECOR, LINE_WINDOW, NOMATCH, Choices, fold, line_end, match_end, rest_of_line
+from benchmark.extract_base import (
+    BAD, DECOR, LINE_WINDOW, NOMATCH, SPACES,
+    Choices, fold, line_end, match_end, rest_of_line,
+)
 from benchmark.extract_cues import NEGATION
 
 Read = tuple[frozenset | int, int]  # (options or BAD/NOMATCH, end offset)
@@ -52,7 +55,6 @@ _NEXT_WORD = re.compile(r"\s+([a-z]+)")
 CODE_LED = re.compile(r"\s*(?:[-•]\s+)?(?:\(\s*([A-Za-z])\s*\)|([A-Za-z])\s*[.):、](?!\d))")
 _INLINE_LED = re.compile(r"(?:^|[;；。.,，\s])\(?([A-Z])[.)、](?!\d)")
 _ONLY_DECOR = re.compile(f"[{re.escape(DECOR)}]*")
-_BLANK = re.compile(r"\s*")
 _OTHER_CODE = re.compile(r"\(\s*([A-Za-z])\s*\)|(?<![A-Za-z0-9\\'’])([A-Z])(?![A-Za-z0-9'’])|选项\s*([A-Za-z])")
 
 
@@ -223,7 +225,7 @@ def _listed_lines(text: str, start: int, end: int, ch: Choices) -> frozenset | i
         k = ch.code(m[1] or m[2]) if m else None
         if k is not None:
             codes.append(k)
-        elif not _BLANK.fullmatch(text, pos, stop):
+        elif not SPACES.fullmatch(text, pos, stop):
             break
         pos = stop + 1
     if len(codes) < 2:
