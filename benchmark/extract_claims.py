@@ -135,14 +135,14 @@ def _verdicts(text: str, ch: Choices, add) -> None:
 
 def _concluding_mention(text: str, ref: re.Match[str], end: int, sent: str) -> bool:
     """One option named as such ("option (D)", "(D)", "D项") in a sentence that concludes (led by a
-    connective, or the response's last) and says nothing against it: "this falls in the range given
-    in option (D)", "So the process described in option (B)"."""
+    connective, or the response's last), says it fits and nothing against it: "this falls in the
+    range given in option (D)", "So the process described in option (B)"."""
     if not (EXPLICIT_REF.search(ref[0]) or text[end - 1:end] in ("项", "項")):
         return False
     rest_end = match_end(SENT_REST.match(text, end), end)
     around = sent + " " + text[end:rest_end]
-    if not (CONNECTIVE_LEAD.match(sent) or (_last_sentence(text, end) and FIT_WORD.search(around))):
-        return False
+    if not FIT_WORD.search(around) or not (CONNECTIVE_LEAD.match(sent) or _last_sentence(text, end)):
+        return False  # "Thus, let us examine option (C)." concludes nothing
     return not NEGATION.search(around) and not EXPLICIT_REF.search(around)
 
 

@@ -129,6 +129,7 @@ def test_a_concluding_mention_of_one_option(text, choices, expected):
     "text, choices",
     [
         ("Let's check option (C).", LENGTHS),  # the last sentence, but no conclusion
+        ("Thus, let us examine option (C) more carefully.", LENGTHS),
         ("Option (A) is described in the passage, but it is wrong.", HAN),
         ("The closest is option (C) 2.4 mm.", LENGTHS),  # C is 2.3 mm: the code and the value disagree
         ("Therefore, option (B) and option (C) both fit.", LENGTHS),
