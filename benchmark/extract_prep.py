@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from benchmark.extract_base import clean
+from benchmark.extract_base import LINE_WINDOW, clean
+from benchmark.extract_latex import latex
 
 # Reasoning blocks: <think>, <thinking>, <reasoning>, Kimi's ◁think▷.
 _OPEN = re.compile(r"<(?:think|thinking|reasoning)>|◁think▷", re.IGNORECASE)
@@ -14,15 +15,10 @@ _BLOCK = re.compile(r"(?:<(think|thinking|reasoning)>.*?</\1>|◁think▷.*?◁/
 # Markup that carries no answer: HTML-ish formatting tags and GAOKAO's end-of-part tags.
 _TAGS = re.compile(r"</?(?:sub|sup|span|br|p|div|b|i|u|em|strong|font|center)\b[^<>\n]{0,60}>", re.IGNORECASE)
 _END_TAGS = re.compile(r"<(?:eoa|eoe|eos)>", re.IGNORECASE)
-# Maths: $$..$$, \[..\], \(..\), and $..$ (not currency: "$70.83, $113.33" has no closing "$" before a space).
-_MATH = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$(?=[^\s$])([^$\n]{1,300}?)(?<=\S)\$(?!\d)", re.DOTALL)
-_BOXED = re.compile(r"\\boxed\s*\{")
-_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mathbf|mathit|textit|operatorname)\s*\{([^{}]*)\}")
-# What maths may be unwrapped to: an option code, codes, or a code with its text ("$C. 4$").
-_CODE_MATH = re.compile(r"\(?[A-Z]\)?|[A-Z](?:\s*[,、]\s*[A-Z])+|[A-Z]{2,5}|[A-Z]\s*[.:]\s*[^=<>]{1,60}")
-MATH_MASK = " ⟨math⟩ "
-MATH_LETTER = "\u2062"
-BOXED_MARK = "\nFinal answer: "
+# Characters of a long answer read (after its reasoning is dropped): 8 times the longest answer of
+# the development set, so a real answer is read whole; the rules' time grows with it.
+READ_LIMIT = 32_768
+CUT_MARK = "[...]\n\n"
 
 _JSON_ANSWER = re.compile(r'"answer"\s*:\s*("(?:[^"\\]|\\.)*"|\[[^\]]*\])', re.IGNORECASE)
 
@@ -44,41 +40,25 @@ def prepare(response: str | None, finish_reason: str | None = None) -> str | Non
             pass
         if close is not None:  # the chat template opened the block: drop the trace before its end
             text = text[close.end():]
-    text = _END_TAGS.sub("\n", _TAGS.sub(" ", text))
-    text = _latex(text)
+    text = _END_TAGS.sub("\n", _TAGS.sub(" ", tail(text)))
+    text = latex(text)
     return clean(text)
 
 
-def _latex(text: str) -> str:
-    if "$" not in text and "\\" not in text:
+def tail(text: str) -> str:
+    """A very long answer's end, where conclusions live: its last READ_LIMIT characters, from a line
+    start when one is near, after a paragraph that stands for the cut (so no rule takes the first line
+    read for the answer's first line). Shorter answers are read whole."""
+    if len(text) <= READ_LIMIT:
         return text
-    text = _MATH.sub(lambda m: _math(next(g for g in m.groups() if g is not None)), text)
-    text = _boxed(text)
-    return _WRAP.sub(r"\1", text)
-
-
-def _math(body: str) -> str:
-    if _BOXED.search(body):
-        return _boxed(body)
-    inner = _WRAP.sub(r"\1", body).replace("{", "").replace("}", "").strip()
-    # MATH_LETTER marks the unwrapped code: a head may read it ("答案为$C$"), free prose may not ("$B$ 为其补集").
-    return f" {MATH_LETTER}{inner} " if _CODE_MATH.fullmatch(inner) else MATH_MASK
-
-
-def _boxed(text: str) -> str:
-    """Each \\boxed{X} becomes an answer marker line "Final answer: X" (braces balanced)."""
-    out, pos = [], 0
-    for m in _BOXED.finditer(text):
-        if m.start() < pos:
-            continue
-        depth, j = 1, m.end()
-        while j < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[j], 0)
-            j += 1
-        inner = _WRAP.sub(r"\1", text[m.end():j - 1])
-        out.append(text[pos:m.start()] + BOXED_MARK + inner.replace("{", "").replace("}", "").strip() + "\n")
-        pos = j
-    return "".join(out) + text[pos:]
+    start = len(text) - READ_LIMIT
+    nl = text.find("\n", start, start + LINE_WINDOW)
+    if nl >= 0:
+        start = nl + 1
+    else:  # inside one long line: from the next space, never inside a word
+        space = text.find(" ", start, start + LINE_WINDOW)
+        start = space + 1 if space >= 0 else start
+    return CUT_MARK + text[start:]
 
 
 def json_answer(text: str) -> str | list[str] | None:

@@ -8,13 +8,19 @@ negated mention such as "B is wrong").
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from functools import lru_cache
 
-from benchmark.extract_base import BAD, DECOR, NOMATCH, Choices, fold
+from benchmark.extract_base import (
+    BAD, DECOR, LINE_WINDOW, NOMATCH, SPACES,
+    Choices, fold, line_end, match_end, rest_of_line,
+)
+from benchmark.extract_cues import NEGATION
 
 Read = tuple[frozenset | int, int]  # (options or BAD/NOMATCH, end offset)
 
 _REF = re.compile(
-    r"(?P<word>(?:the\s+)?(?:option|choice|letter)\s*|选项\s*|選項\s*)?"
+    r"(?P<word>(?:the\s+)?(?:options?|choices?|letters?|statements?)\s*|选项\s*|選項\s*)?"
     r"(?:\(\s*(?P<p>[A-Za-z]|\d{1,3})\s*\)|\[(?P<b>[A-Za-z]|\d{1,3})\]"
     r"|(?P<run>[A-Z]{2,5})(?![A-Za-z0-9'’])|(?P<c>[A-Za-z]|\d{1,3})(?![A-Za-z0-9'’]))"
     r"(?:\s*(?:选项|選項|项|項))?",
@@ -27,8 +33,10 @@ _LOWER_END = re.compile(r"\s*(?:[.)\]:;!]|$|\n)")
 _SENTENCE_END = re.compile(r"。|(?<!\.)\.(?!\.)")
 _SEP = re.compile(r"[\s.:)\]、\-—\"“”'‘’「」]*")
 _QUOTES = "\"“”'‘’「」『』 )]"  # closing marks after a restated text: "(b) \"text\"", "Option A (Lyon)"
-_MATH_AFTER = re.compile(r"\s*[=<>+^_*≤≥≠∈∪∩]|\((?=[A-Za-z0-9 ,.+\-*/^_]{1,12}\))|\s*\\")
-_JOIN = re.compile(r"\s*(?=\(\s*[A-Za-z]\s*\))|\s+(?=[A-Z](?:$|[^A-Za-z0-9'’]))|\s*[\"”’']?\s*(?:,\s*(?:and|or)\s+|,|、|/|&|;|\band\b|\bor\b|以及|和|与|及|或者|或|还是|跟)\s*"
+# After a letter, what makes it a maths variable ("A = 5", "P(A)") or a key of a matching ("P → 2", "Q-4").
+_MATH_AFTER = re.compile(r"\s*[=<>+^_*≤≥≠∈∪∩→⟶⇒↔⟹➝➔]|\s*-+>|\s*-\s*(?=\d)|\((?=[A-Za-z0-9 ,.+\-*/^_]{1,12}\))|\s*\\")
+# Codes joined by spaces stay on one line: "Answer: B\n\nA. apple\nB. ..." is an answer, then an echo.
+_JOIN = re.compile(r"[ \t]*(?=\(\s*[A-Za-z]\s*\))|[ \t]+(?=[A-Z](?:$|[^A-Za-z0-9'’]))|\s*[\"”’']?\s*(?:,\s*(?:and|or)\s+|,|、|/|&|;|\band\b|\bor\b|以及|和|与|及|或者|或|还是|跟)\s*"
                    r"(?:(?:the\s+)?(?:options?|choices?)\s*|选项\s*)?[\"“‘']?", re.IGNORECASE)
 # Another parenthesised option joined to the first within the clause: "(b) Fear and (f) Pride".
 _PAREN_JOIN = re.compile(r"[^.。;!?\n]{0,60}?(?:\band\b|\bor\b|以及|和|与|及|或|、|,)\s*(?:option\s*|选项\s*)?"
@@ -46,6 +54,7 @@ CLAIM_WORDS = frozenset(
 _NEXT_WORD = re.compile(r"\s+([a-z]+)")
 CODE_LED = re.compile(r"\s*(?:[-•]\s+)?(?:\(\s*([A-Za-z])\s*\)|([A-Za-z])\s*[.):、](?!\d))")
 _INLINE_LED = re.compile(r"(?:^|[;；。.,，\s])\(?([A-Z])[.)、](?!\d)")
+_ONLY_DECOR = re.compile(f"[{re.escape(DECOR)}]*")
 _OTHER_CODE = re.compile(r"\(\s*([A-Za-z])\s*\)|(?<![A-Za-z0-9\\'’])([A-Z])(?![A-Za-z0-9'’])|选项\s*([A-Za-z])")
 
 
@@ -57,13 +66,9 @@ def is_word(tok: str, s: str, end: int) -> bool:
     return w is not None and w[1] not in CLAIM_WORDS
 
 
-def _end(m: re.Match[str] | None, pos: int) -> int:
-    return m.end() if m else pos  # the patterns match the empty string: never None
-
-
 def lead_skip(text: str, pos: int) -> int:
     """Past the punctuation before a reference, but never past the end of a sentence ("答案。选项B")."""
-    end = _end(_LEAD.match(text, pos), pos)
+    end = match_end(_LEAD.match(text, pos), pos)
     stop = _SENTENCE_END.search(text, pos, end)
     return stop.start() if stop else end
 
@@ -103,7 +108,7 @@ def one_ref(text: str, pos: int, ch: Choices, runs: bool = True) -> Read:
 def _consume_text(text: str, end: int, i: int, ch: Choices) -> Read:
     """Skip the option's own text after its code; another option's text there contradicts the code."""
     t = ch.folded[i]
-    s = _end(_SEP.match(text, end), end)
+    s = match_end(_SEP.match(text, end), end)
     if t:
         span = text[s:s + len(t) + 4]
         if fold(span[:len(t)]) == t:
@@ -111,9 +116,9 @@ def _consume_text(text: str, end: int, i: int, ch: Choices) -> Read:
             while e < len(text) and text[e] in _QUOTES:
                 e += 1
             return frozenset((i,)), e
-    line_end = text.find("\n", s) if "\n" in text[s:] else len(text)
-    if s < line_end and ch.contradicts(i, text[s:line_end]):
-        return BAD, line_end
+    rest = rest_of_line(text, s, ch.span)
+    if rest and ch.contradicts(i, rest):
+        return BAD, line_end(text, s)
     return frozenset((i,)), end
 
 
@@ -139,8 +144,10 @@ def read_claim(text: str, pos: int, ch: Choices, skip: bool = True, runs: bool =
         end = e
     if with_text and len(picked) == len(ch.codes) > 2:
         return NOMATCH, end  # "A. iron B. copper C. ..." echoes the options
-    pj = _PAREN_JOIN.match(text, end)
-    if pj and (k := ch.code(pj[1])) is not None and not NEGATED_AFTER.match(text, pj.end()):
+    # Further options in the clause, each after its own text: "(A) x = 2, (B) y = 3, and (C) z = 4".
+    while (pj := _PAREN_JOIN.match(text, end)) and (k := ch.code(pj[1])) is not None:
+        if NEGATED_AFTER.match(text, pj.end()) or NEGATION.search(pj[0]):
+            break  # "(A), not (B) or (C)"
         picked.add(k)
         end = pj.end()
     if NEGATED_AFTER.match(text, end):
@@ -158,39 +165,82 @@ def _has_text(text: str, start: int, end: int) -> bool:
     return m is not None and end > m.end()
 
 
-def _walks_inline(text: str, start: int, ch: Choices) -> bool:
-    """"A. ...正确; B. ...正确; C. ...错误" on one line walks through the options: no claim."""
-    if not CODE_LED.match(text, start):
+def _walks_inline(text: str, start: int, ch: Choices, end: int | None = None) -> bool:
+    """"A. ...正确; B. ...正确; C. ...错误" on one line walks through the options: no claim. The items
+    after start count (a claim may follow an analysis: "A．铁错误；B．铜错误；故选C．锌"); given the
+    end of the reference, those before it too, outside start..end (a verdict inside the walk,
+    "...; C. ...正确", is part of it; the list "(A), (B) and (D) are correct" is no walk)."""
+    if ch.numeric or not CODE_LED.match(text, start):
         return False
-    line_end = text.find("\n", start)
-    line = text[start:line_end if line_end >= 0 else len(text)]
-    others = {m[1] for m in _INLINE_LED.finditer(line, 2)} - {line.lstrip("( ")[:1].upper()}
-    return len({c for c in others if ch.code(c) is not None}) >= 2
+    ls = text.rfind("\n", 0, start) + 1
+    at, after, before = _inline_codes(text, ls, line_end(text, ls, len(text)))
+    k = bisect_left(at, start + 2 if end is None else end)
+    codes = after[k] if k < len(at) else 0
+    if end is not None and (j := bisect_left(at, start)):
+        codes |= before[j - 1]
+    own = text[start:start + 3].lstrip("( ")[:1].upper()
+    others = codes & ((1 << len(ch.codes)) - 1) & ~(1 << (ord(own) - 65) if "A" <= own <= "Z" else 0)
+    return others.bit_count() >= 2
+
+
+def walk_item(text: str, start: int, end: int, ch: Choices) -> bool:
+    """The reference at start..end leads an item of a walk through the options on its line."""
+    return _walks_inline(text, start, ch, end)
+
+
+@lru_cache(maxsize=64)
+def _inline_codes(text: str, start: int, end: int) -> tuple[list[int], list[int], list[int]]:
+    """The option codes leading an item inside one line ("...; B. ..."): where each stands, and for each
+    a bit set (A = bit 0) of the codes from there to the line's end, and from the line's start to
+    there. Computed once per line."""
+    at, codes = [], []
+    for m in _INLINE_LED.finditer(text, start, end):
+        at.append(m.start())
+        codes.append(1 << (ord(m[1]) - 65))
+    after, before = codes[:], codes[:]
+    for i in range(len(codes) - 2, -1, -1):
+        after[i] |= after[i + 1]
+    for i in range(1, len(codes)):
+        before[i] |= before[i - 1]
+    return at, after, before
 
 
 def _listed_lines(text: str, start: int, end: int, ch: Choices) -> frozenset | int | None:
     """A code at the start of a line followed by lines led by other codes is a list of options:
     every option (or A, B, C ... in order) is an echo or a walk-through (NOMATCH); a few are a list."""
-    ls = text.rfind("\n", 0, start) + 1
-    if not CODE_LED.match(text, start if text[ls:start].strip(DECOR) else ls):
+    lo = max(0, start - LINE_WINDOW)
+    nl = text.rfind("\n", lo, start)
+    ls = nl + 1 if nl >= 0 or lo == 0 else -1  # -1: the line starts further back than we read
+    at_line_start = ls >= 0 and _ONLY_DECOR.fullmatch(text, ls, start) is not None
+    if not CODE_LED.match(text, ls if at_line_start else start):
         return None
-    above = text[:ls].rstrip().rsplit("\n", 1)[-1]
-    if not text[ls:start].strip(DECOR) and above and CODE_LED.match(above):
+    if at_line_start and ls and CODE_LED.match(_line_above(text, ls)):
         return None  # an item inside a list or walk-through speaks for itself
     codes = []
-    for line in text[start:].split("\n"):
-        if not line.strip():
-            continue
-        m = CODE_LED.match(line)
+    pos = start
+    while pos < len(text):
+        stop = text.find("\n", pos)
+        stop = len(text) if stop < 0 else stop
+        m = CODE_LED.match(text, pos, stop)
         k = ch.code(m[1] or m[2]) if m else None
-        if k is None:
+        if k is not None:
+            codes.append(k)
+        elif not SPACES.fullmatch(text, pos, stop):
             break
-        codes.append(k)
+        pos = stop + 1
     if len(codes) < 2:
         return None
     if len(set(codes)) == len(ch.codes) or (len(codes) >= 3 and codes == list(range(len(codes)))):
         return NOMATCH
     return frozenset(codes)
+
+
+def _line_above(text: str, ls: int) -> str:
+    """The last non-blank line before the line starting at ls (at most LINE_WINDOW characters of it)."""
+    end = ls
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    return text[text.rfind("\n", max(0, end - LINE_WINDOW), end) + 1:end]
 
 
 def lead_claim(line: str, ch: Choices, strict: bool) -> frozenset | int:
