@@ -238,6 +238,7 @@ def _rescore_args(p: argparse.ArgumentParser) -> None:
     add_suite(p, "the datasets of this suite (name or TOML path)")
     add_data_dir(p, "data folder the items are rendered from (default: ./data)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--workers", type=int, metavar="N", help="scoring processes (default: one per core; 1: none)")
 
 
 def _rescore(args: argparse.Namespace) -> int:
@@ -245,7 +246,7 @@ def _rescore(args: argparse.Namespace) -> int:
 
     return rescore(RescoreOptions(db=args.db, datasets=csv_list(args.datasets), models=csv_list(args.models),
                                   suite=args.suite, data_dir=args.data_dir, quiet=args.quiet,
-                                  command=" ".join(["rescore", *args.argv])))
+                                  workers=args.workers, command=" ".join(["rescore", *args.argv])))
 
 
 def _batches_args(p: argparse.ArgumentParser) -> None:

@@ -19,9 +19,15 @@ one is stored for that very response (docs/extraction.md).
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import multiprocessing
+import os
 import sys
 import uuid
-from collections import Counter
+from collections import Counter, deque
+from collections.abc import Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +57,11 @@ _ROWS = ("SELECT model, item_id, sample, response, finish_reason, prediction, sc
 
 class Tally(Counter):
     """What changed: parsed -> unparsed, unparsed -> parsed, another answer, another score ..."""
+
+    def merge(self, other: Counter, first_failure: str) -> None:
+        if first_failure and not self["failed"]:  # said once
+            log(f"rescore: {first_failure}; such rows are kept")
+        self.update(other)
 
     def add(self, old: tuple, new: tuple) -> bool:
         (p0, s0, m0, v0, e0), (p1, s1, m1, v1, e1) = old, new
@@ -101,54 +112,95 @@ def _datasets(con: duckdb.DuckDBPyConnection, requested: list[str] | None, suite
     return [ds for ds in found if ds is not None]
 
 
-def _records(ds: Dataset, data_dir: Path, ids: set[str]) -> dict[str, Any]:
+def _records(ds: Dataset, data_dir: Path, ids: frozenset[str]) -> dict[str, Any]:
     """The raw records of these item ids (the pool is streamed, only those are kept)."""
     with reading_data(ds, data_dir):
         return {i: raw for i, raw in ds.records(data_dir) if i in ids}
 
 
+# A worker process's dataset, loaded once per dataset: (dataset id, data dir) -> (raw records, rendered items).
+_LOADED: dict[tuple[str, str], tuple[dict[str, Any], dict]] = {}
+
+
+def score_in_worker(ds_id: str, data_dir: Path, ids: frozenset[str],
+                    page: list[tuple]) -> tuple[list[tuple], Counter, str]:
+    """`score_page` in a worker process: the dataset found by id, its records read once per process."""
+    ds = registry.get(ds_id)
+    assert ds is not None
+    key = (ds_id, str(data_dir))
+    if key not in _LOADED:
+        _LOADED.clear()  # pages come dataset by dataset: hold one at a time
+        _LOADED[key] = (_records(ds, data_dir, ids), {})
+    return score_page(ds, page, *_LOADED[key])
+
+
+def score_page(ds: Dataset, page: list[tuple], raws: dict[str, Any],
+               items: dict) -> tuple[list[tuple], Counter, str]:
+    """Score one page of stored rows again; (changed rows, tally, the first scorer failure)."""
+    tally, changed, failure = Tally(), [], ""
+    for model, item_id, sample, response, finish, pred, score, measures, version, by, codes in page:
+        if item_id not in raws:
+            tally["missing"] += 1
+            continue
+        key = (item_id, sample)
+        if key not in items:
+            items[key] = render(ds, item_id, raws[item_id], sample)
+        try:
+            scored, new_by = read_and_score(ds, items[key], response, finish, codes)
+        except Exception as e:  # noqa: BLE001 - a scorer bug costs this row's update, not the run
+            tally["failed"] += 1
+            failure = failure or f"{ds.id} {item_id}: scoring failed ({type(e).__name__}: {e})"
+            continue
+        old = (_json(pred), score, _json(measures), version, by)
+        new = (scored.prediction, scored.score, scored.measures, ds.scorer_version, new_by)
+        if tally.add(old, new):
+            changed.append((model, ds.id, item_id, sample, _dump(scored.prediction), scored.score,
+                            _dump(scored.measures), ds.scorer_version, new_by))
+    return changed, tally, failure
+
+
 def rescore_dataset(con: duckdb.DuckDBPyConnection, ds: Dataset, models: list[str], data_dir: Path,
-                    rescore_id: str, tally: Tally, progress: Progress | None = None) -> None:
+                    rescore_id: str, tally: Tally, progress: Progress | None = None,
+                    pool: Executor | None = None) -> None:
     counts = con.execute(f"SELECT item_id, count(*) {_CHOSEN} GROUP BY item_id", [ds.id, models]).fetchall()
     if not counts:
         return
-    raws = _records(ds, data_dir, {i for i, _ in counts})
+    n, ids = sum(c for _, c in counts), frozenset(i for i, _ in counts)
     readings = extractions.stored_readings(con, ds.id)
-    task = progress.add_task(ds.id, total=sum(n for _, n in counts)) if progress else None
+    task = progress.add_task(ds.id, total=n) if progress else None
     cur = con.cursor()  # its own cursor: the updates below run on `con` between pages
-    cur.execute(_ROWS, [ds.id, models])
-    items: dict[tuple[str, int], Any] = {}
-    changed: list[tuple] = []
-    while page := cur.fetchmany(BATCH):
-        for model, item_id, sample, response, finish, pred, score, measures, version, by in page:
-            if progress is not None and task is not None:
-                progress.advance(task)
-            if item_id not in raws:
-                tally["missing"] += 1
-                continue
-            key = (item_id, sample)
-            if key not in items:
-                items[key] = render(ds, item_id, raws[item_id], sample)
-            try:
-                reading = readings.get((model, item_id, sample))
-                codes = reading[1] if reading is not None and reading[0] == answer_md5(response) else None
-                scored, new_by = read_and_score(ds, items[key], response, finish, codes)
-            except Exception as e:  # noqa: BLE001 - a scorer bug costs this row's update, not the run
-                if not tally["failed"]:
-                    log(f"rescore: {ds.id} {item_id}: scoring failed ({type(e).__name__}: {e}); such rows are kept")
-                tally["failed"] += 1
-                continue
-            old = (_json(pred), score, _json(measures), version, by)
-            new = (scored.prediction, scored.score, scored.measures, ds.scorer_version, new_by)
-            if tally.add(old, new):
-                changed.append((model, ds.id, item_id, sample, _dump(scored.prediction), scored.score,
-                                _dump(scored.measures), ds.scorer_version, new_by))
-        if len(changed) >= BATCH:
-            history.replace_values(con, rescore_id, changed)
-            changed = []
-    history.replace_values(con, rescore_id, changed)
+
+    def pages() -> Iterator[list[tuple]]:
+        cur.execute(_ROWS, [ds.id, models])
+        while page := cur.fetchmany(BATCH):
+            # The extractor model's reading counts only for the very answer it read.
+            yield [(*r, reading[1] if (reading := readings.get((r[0], r[1], r[2]))) is not None
+                    and reading[0] == answer_md5(r[3]) else None) for r in page]
+
+    if pool is None:
+        work = functools.partial(score_page, ds, raws=_records(ds, data_dir, ids), items={})
+        done: Iterator[tuple[list[tuple], Counter, str]] = map(work, pages())
+    else:
+        work = functools.partial(score_in_worker, ds.id, data_dir, ids)
+        done = _windowed(pool, work, pages(), 2 * (os.cpu_count() or 1))
+    for changed, part, failure in done:
+        tally.merge(part, failure)
+        history.replace_values(con, rescore_id, changed)
+        if progress is not None and task is not None:
+            progress.advance(task, part["rows"] + part["missing"] + part["failed"])
     with transaction(con):
         runs.record_datasets(con, [ds])
+
+
+def _windowed(pool: Executor, fn: Any, pages: Iterator[list[tuple]], window: int) -> Iterator[Any]:
+    """pool.map with at most `window` pages in flight, results in order: memory stays bounded."""
+    pending: deque[Future] = deque()
+    for page in pages:
+        pending.append(pool.submit(fn, page))
+        if len(pending) >= window:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 def _dump(v: Any) -> str | None:
@@ -165,10 +217,24 @@ class RescoreOptions(msgspec.Struct, frozen=True, kw_only=True):
     data_dir: Path = Path("data")  # where the items are rendered from
     quiet: bool = False  # no progress bars
     command: str = "rescore"  # the command line, logged in `rescores`
+    workers: int | None = None  # scoring processes; None: one per core (1: scored in this process)
+
+
+@contextlib.contextmanager
+def _pool(workers: int | None) -> Iterator[Executor | None]:
+    """Scoring is CPU-bound Python: one process per core (spawned: the parent holds DuckDB's threads)."""
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    if n <= 1:
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield pool
 
 
 def rescore(opts: RescoreOptions) -> int:
     """Score the stored responses again; a UserError for bad input."""
+    if opts.workers is not None and opts.workers < 1:
+        raise UserError("--workers must be at least 1")
     if not opts.db.is_file():
         raise UserError(f"{opts.db}: no such database")
     con = connect(opts.db)
@@ -181,9 +247,9 @@ def rescore(opts: RescoreOptions) -> int:
         outcome = "interrupted"
         try:
             with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                          disable=opts.quiet, console=Console(stderr=True)) as progress:
+                          disable=opts.quiet, console=Console(stderr=True)) as progress, _pool(opts.workers) as pool:
                 for ds in datasets:
-                    rescore_dataset(con, ds, models, opts.data_dir, rescore_id, tally, progress)
+                    rescore_dataset(con, ds, models, opts.data_dir, rescore_id, tally, progress, pool)
             outcome = "complete"
         finally:
             history.finish(con, rescore_id, tally["rows"], tally["changed"], outcome)

@@ -116,3 +116,47 @@ def test_a_stored_model_reading_of_the_same_answer_is_kept(tmp_path):
         "SELECT item_id, prediction, score, extracted_by FROM results WHERE model = 'm'").fetchall())
     assert got["i1"] == ('"B"', 1.0, "model")
     assert got["i3"] == (None, 0.0, None)  # the reading was of another text
+
+
+def test_worker_processes_write_what_scoring_in_this_process_writes(tmp_path):
+    """`rescore --workers 2` scores pages in spawned processes: the stored rows and the tally are the same."""
+    import shutil
+    from datetime import UTC, datetime
+
+    from benchmark import registry
+    from engine.sweep.plan import load_dataset
+    from engine.sweep.rescore import RescoreOptions, rescore
+    from store.db import connect
+    from store.writer import ResultRow, insert_rows
+    from tests.benchmark.realdata import need
+    from tests.conftest import DATA_DIR
+
+    need("sst2")
+    ds = registry.get("sst2")
+    assert ds is not None
+    now, rows = datetime.now(UTC), []
+    for n, item in enumerate(load_dataset(ds, DATA_DIR, 120, 0).items):
+        for m, text in enumerate(("The answer is (A).", "B", "I cannot tell.", f"Answer: {'AB'[n % 2]}")):
+            rows.append(ResultRow(model=f"m{m}", dataset="sst2", item_id=item.id, sample=0, status="ok",
+                                  error_class=None, error=None, attempts=1, response=text, prediction=None,
+                                  gold=item.gold, score=0.0, measures=None, latency_ms=1.0, input_tokens=1,
+                                  output_tokens=1, model_version="v", prompt_hash="p", suite_version="x",
+                                  scorer_version="old", started_at=now, finished_at=now))
+    one, two = tmp_path / "one.duckdb", tmp_path / "two.duckdb"
+    con = connect(one)
+    insert_rows(con, rows)
+    con.close()
+    shutil.copy(one, two)
+    for db, workers in ((one, 1), (two, 2)):
+        assert rescore(RescoreOptions(db=db, data_dir=DATA_DIR, quiet=True, workers=workers)) == 0
+    read = "SELECT model, item_id, prediction, score, measures, scorer_version, extracted_by FROM results ORDER BY 1, 2"
+    a, b = connect(one, read_only=True), connect(two, read_only=True)
+    try:
+        got = a.execute(read).fetchall()
+        assert got == b.execute(read).fetchall() and len(got) == len(rows)
+        assert {r[5] for r in got} == {ds.scorer_version}
+        assert a.execute("SELECT count(*) FROM results_history").fetchone() == \
+            b.execute("SELECT count(*) FROM results_history").fetchone()
+    finally:
+        a.close()
+        b.close()
