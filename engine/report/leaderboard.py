@@ -24,6 +24,7 @@ from engine.report.table import Column, Sheet, fmt, output_width, pct, render, s
 from engine.report.tree import Node, drilldown_sheet, tree_lines
 from engine.report.batch_lines import report_lines as batch_lines
 from engine.report import unparsed_notes
+from engine.report.outfile import check_target
 from store.db import connect
 from store.bootstrap import compute_intervals
 from store.snapshot import open_for_reading
@@ -320,6 +321,8 @@ def report(opts: ReportOptions) -> int:
     db = opts.db
     if not db.is_file():
         raise ReportError(f"{db}: no such database")
+    if opts.html:  # before any work: a bad target is one line, and never one of the database's files
+        check_target(opts.html, db, "the HTML report")
     width = output_width()
     # Read-only (works on read-only media, and beside a sweep via its snapshot); --reload writes.
     con, note = (connect(db), None) if opts.reload else open_for_reading(db)

@@ -18,6 +18,7 @@ import orjson
 
 from engine.report.html.items import inline_items
 from engine.report.html.gather import gather
+from engine.report.outfile import replaced
 
 _PLACEHOLDER = re.compile(r"__([A-Z]+)__")
 
@@ -71,5 +72,6 @@ def write_html(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], path: Pat
         items, note = items_job.result()
     page = render_page("static", title=page_title(data), data=orjson.dumps(data, default=str),
                        items=items, items_note=note)
-    path.write_text(page, encoding="utf-8")
+    with replaced(path) as tmp:
+        tmp.write_text(page, encoding="utf-8")
     return path.stat().st_size, note
