@@ -7,15 +7,11 @@ import sys
 
 from tests.integration.helpers import ROOT, run_cli
 from tests.integration.report_db import free_port
-from tests.store.test_views_support import flat_suite, load_toml, make_db, metric, scored
+from tests.engine.report.mini_db import mini_db
 
 
 def test_a_writer_blocked_by_serve_is_told_it_is_serve(tmp_path):
-    con = make_db(tmp_path)
-    load_toml(con, tmp_path, flat_suite({"vs": (None, ["dvs"])}, name="mini"))
-    metric(con, "dvs")
-    scored(con, "m1", "dvs", 70)
-    con.close()
+    mini_db(tmp_path, {"m1": [0.7]}).close()
     db = tmp_path / "results.duckdb"
     scores = tmp_path / "scores.csv"
     scores.write_text("model,dataset,score\nm2,dvs,50\n")

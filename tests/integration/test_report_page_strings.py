@@ -8,18 +8,13 @@ from __future__ import annotations
 
 from tests.integration.helpers import run_cli
 from tests.integration.report_db import loaded_page, screenshot_dir
-from tests.store.test_views_support import flat_suite, load_toml, make_db, metric, scored
+from tests.engine.report.mini_db import mini_db
 
 HOSTILE = "<!--<script>"
-SUITE = flat_suite({"vs": (None, ["dvs"]), "fo": (1.0, ["df1"])}, gate="vs", tau=10, name="mini")
 
 
 def test_leaderboard_renders_with_a_model_named_to_break_the_page(tmp_path):
-    con = make_db(tmp_path)
-    load_toml(con, tmp_path, SUITE)
-    for d in ("dvs", "df1"):
-        metric(con, d)
-        scored(con, "plain-model", d, 70)
+    con = mini_db(tmp_path, {"plain-model": [0.7]})
     con.execute("UPDATE results SET model_version = ?", [f"{HOSTILE} v2 </script>"])  # as the API reported it
     con.execute("INSERT INTO models (name, provider, model_id, generation) VALUES ('plain-model', 'openai', 'x', '{}')")
     con.close()

@@ -10,18 +10,12 @@ import pytest
 from benchmark.errors import UserError
 from engine.cli import main
 from engine.report.outfile import replaced
-from tests.store.test_views_support import flat_suite, load_toml, make_db, metric, scored
+from tests.engine.report.mini_db import mini_db
 
 
 @pytest.fixture
 def db(tmp_path):
-    con = make_db(tmp_path)
-    load_toml(con, tmp_path, flat_suite({"vs": (None, ["dvs"]), "fo": (1.0, ["df1"])}, gate="vs", tau=10,
-                                        name="mini"))
-    for d in ("dvs", "df1"):
-        metric(con, d)
-        scored(con, "m1", d, 70)
-    con.close()
+    mini_db(tmp_path, {"m1": [0.7]}).close()
     return tmp_path / "results.duckdb"
 
 

@@ -26,23 +26,16 @@ from engine.report.reader import FileSource, Reader
 from engine.report.serve import build_app
 from tests.integration.helpers import ROOT
 from tests.integration.report_db import free_port
-from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric, scored
+from tests.engine.report.mini_db import mini_db
+from tests.store.test_views_support import scored
 
-SUITE = flat_suite({"vs": (None, ["dvs"]), "fo": (1.0, ["df1"])}, gate="vs", tau=10, name="mini")
 COMMA = "gpt, the big one"
 
 
 @pytest.fixture
 def db(tmp_path):
-    con = make_db(tmp_path)
-    load_toml(con, tmp_path, SUITE)
-    for d in ("dvs", "df1"):
-        metric(con, d)
-    for model, (vs, f1) in {"m1": (80, 70), "m2": (90, 40)}.items():
-        scored(con, model, "dvs", vs)
-        scored(con, model, "df1", f1)
-    items(con, COMMA, "df1", [1.0, 0.0])  # a name a stored file may hold, whatever models.toml allows now
-    items(con, COMMA, "dvs", [1.0])
+    # COMMA: a name a stored file may hold, whatever models.toml allows now
+    con = mini_db(tmp_path, {"m1": [0.8, 0.6], "m2": [0.9, 0.3], COMMA: [1.0, 0.0]})
     # The file's stored leaderboard is not this version's: serve must read the views report reads.
     con.execute("ALTER VIEW leaderboard RENAME TO leaderboard_as_stored")
     con.execute("CREATE VIEW leaderboard AS SELECT * REPLACE (total + 7 AS total) FROM leaderboard_as_stored")

@@ -8,7 +8,7 @@ import pytest
 
 from engine.cli import main
 from engine.report.summary import print_summary
-from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric
+from tests.engine.report.mini_db import mini_db
 
 EVIL = "evil\x1b]0;pwned\x07\x1b[2J\x9b1m\r"  # sets the window title, clears the screen, C1 CSI, a carriage return
 SHOWN = "evil]0;pwned[2J1m"
@@ -17,13 +17,7 @@ CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 
 @pytest.fixture
 def db(tmp_path):
-    con = make_db(tmp_path)
-    load_toml(con, tmp_path, flat_suite({"vs": (None, ["dvs"]), "fo": (1.0, ["df1"])}, gate="vs", tau=10,
-                                        name="mini"))
-    for d in ("dvs", "df1"):
-        metric(con, d)
-        for model, scores in (("m1", [1.0, 0.0, 1.0]), (EVIL, [1.0, 1.0, 0.0])):
-            items(con, model, d, scores)
+    con = mini_db(tmp_path, {"m1": [1.0, 0.0, 1.0], EVIL: [1.0, 1.0, 0.0]})
     con.execute("UPDATE results SET model_version = ?", ["v\x1b]2;title\x07"])
     con.close()
     return tmp_path / "results.duckdb"
