@@ -216,9 +216,8 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from engine.report.serve import ServeOptions, check_port, serve
+    from engine.report.serve import ServeOptions, serve
 
-    check_port(args.port, "--port")
     return serve(ServeOptions(db=args.db, port=args.port, host=args.host, suite=args.suite))
 
 
