@@ -100,8 +100,11 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
 
 def _sweep(args: argparse.Namespace) -> int:
     from engine.errors import EXIT_INTERRUPTED, EXIT_UNREACHABLE
+    from engine.report.serve import check_port
     from engine.sweep.sweep import SweepOptions, sweep
 
+    if args.serve is not None:
+        check_port(args.serve, "--serve")
     # `--datasets ""` is an empty selection (an error), not "every dataset".
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets is not None else None
     opts = SweepOptions(models_path=args.models, db=given_db(args), data_dir=args.data_dir, suite=args.suite,

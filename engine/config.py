@@ -247,6 +247,7 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
     for where, m in entries:
         if not m.name.strip():
             raise UserError(f"{where}: `name` is empty")
+        _check_name(where, m.name)
         if m.name in seen:
             raise UserError(f"{where}: duplicate model name {m.name!r}: names are the key stored with results")
         seen.add(m.name)
@@ -308,6 +309,17 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
 
 # Ranges every provider accepts (OpenAI's are the widest); a value outside is a typo, not a setting.
 _RANGES = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
+
+
+def _check_name(where: str, name: str) -> None:
+    """A name is printed, listed comma-separated (`rescore --models`, serve's items) and compared exactly."""
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name):
+        raise UserError(f"{where}: `name` holds a control character: names are printed on terminals")
+    if name != name.strip():
+        raise UserError(f"{where}: `name` starts or ends with a space: {name!r} and {name.strip()!r} would be "
+                        "two models")
+    if "," in name:
+        raise UserError(f"{where}: `name` holds a comma: names are given comma-separated (rescore --models)")
 
 
 def _validate_generation(where: str, m: ModelConfig, account: Account | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 from pathlib import Path
 
 import duckdb
@@ -16,7 +17,27 @@ class StoreError(UserError):
 
 
 class StoreLocked(StoreError):
-    """Another process (a running sweep) holds the database's write lock."""
+    """Another process holds the database's lock (a sweep, serve, a report, any DuckDB client); `holder` names it."""
+
+    def __init__(self, message: str, holder: str = "another process"):
+        super().__init__(message)
+        self.holder = holder
+
+
+def lock_holder(duckdb_message: str) -> str:
+    """'process 123 (python -m engine serve r.duckdb)' from DuckDB's lock error (it names the PID);
+    'another process' when it names none."""
+    m = re.search(r"\(PID (\d+)\)", duckdb_message)
+    if not m:
+        return "another process"
+    try:
+        argv = Path(f"/proc/{m.group(1)}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return f"process {m.group(1)}"
+    argv = [a for a in argv if a]
+    command = " ".join([Path(argv[0]).name, *argv[1:]] if argv else [])
+    command = "".join(c for c in command if c.isprintable())[:160]
+    return f"process {m.group(1)}" + (f" ({command})" if command else "")
 
 
 def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -30,7 +51,9 @@ def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConn
     except duckdb.IOException as e:
         msg = str(e).splitlines()[0]
         if "lock" in msg.lower():
-            raise StoreLocked(f"database {path} is in use by another process (is a sweep still running?)") from None
+            holder = lock_holder(msg)
+            raise StoreLocked(f"database {path} is in use by {holder}: stop it or let it finish, then run "
+                              "this again", holder) from None
         raise StoreError(f"cannot open database {path}: {msg}") from None
     except duckdb.Error as e:
         raise StoreError(f"cannot open database {path}: it is not a readable DuckDB file ({str(e).splitlines()[0]})") from None

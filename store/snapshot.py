@@ -231,12 +231,11 @@ def open_for_reading(db: str | Path) -> tuple[duckdb.DuckDBPyConnection, str | N
         con = connect(db, read_only=True)
         shadow_views(con)
         return con, None
-    except StoreLocked:
+    except StoreLocked as e:
         age = age_s(db)
         if age is None:
-            raise StoreError(f"database {db} is being written by a running sweep and has no snapshot yet "
-                             f"({snapshot_path(db).name} appears once the sweep has stored its first rows; "
-                             "try again in a few seconds)") from None
+            raise StoreError(f"database {db} is in use by {e.holder} and has no snapshot yet (a sweep writes "
+                             f"{snapshot_path(db).name} once it has stored its first rows)") from None
     con = connect(snapshot_path(db), read_only=True)
     shadow_views(con)
     rows = single(con.execute("SELECT count(*) FROM results").fetchone())

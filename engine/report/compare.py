@@ -22,6 +22,7 @@ import msgspec
 import numpy as np
 
 from benchmark.errors import UserError
+from engine.report.terminal import one_line, printable
 from store.bootstrap import build_replicates, drop_replicates
 from store.db import connect
 from store.suite_tables import open_suite
@@ -69,7 +70,8 @@ def compare_models(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], a: st
     known = {r[0] for r in con.execute("SELECT DISTINCT model FROM results").fetchall()}
     for m in (a, b):
         if m not in known:
-            raise UserError(f"model {m!r} has no results in this database (known: {', '.join(sorted(known))})")
+            raise UserError(f"model {m!r} has no results in this database (known: "
+                            f"{one_line(', '.join(sorted(known)))})")
     build_replicates(con, replicates=replicates, seed=seed, models=(a, b))
     try:
         diffs = _replicate_diffs(con, suite, a, b)
@@ -270,5 +272,5 @@ def compare(opts: CompareOptions) -> int:
     if opts.json_out:
         print(json.dumps(as_json(rows), indent=1))
     else:
-        print(render_text(opts.model_a, opts.model_b, rows))
+        print(printable(render_text(opts.model_a, opts.model_b, rows)))
     return 0

@@ -9,6 +9,7 @@ never alters it (and runs beside a report, though not beside a running sweep).
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import duckdb
 import msgspec
 
 from benchmark.errors import UserError
+from engine.report.outfile import check_target, replaced
 from store.db import connect
 
 # format -> (file suffix, DuckDB COPY options); jsonl is DuckDB's JSON format, one object a line
@@ -65,15 +67,33 @@ def _select(name: str, cols: set[str], suite: tuple[str, str] | None) -> tuple[s
     return sql, []
 
 
-def export(con: duckdb.DuckDBPyConnection, out: Path, form: str, suite: tuple[str, str] | None = None):
-    """Yield (file, rows) per relation written, or (name, error) for one that cannot be read."""
+# A relation's name becomes a file name: only plain names, so a database someone sent cannot name
+# `../../x` or an absolute path and have its rows written there.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,127}")
+
+
+def export(con: duckdb.DuckDBPyConnection, out: Path, form: str, suite: tuple[str, str] | None = None,
+           db: Path | None = None):
+    """Yield (file, rows) per relation written, or (name, why) for one not exported.
+
+    Only relations with a plain name are written, each inside ``out`` through a temporary file renamed
+    into place; ``db`` (the database read): a UserError before anything is written when a file would
+    land on it, its snapshot or a WAL."""
     suffix, options = FORMATS[form]
-    for name, cols in relations(con):
-        path = out / f"{name}.{suffix}"
+    plan = [(name, cols, out / f"{name}.{suffix}") for name, cols in relations(con)]
+    if db is not None:
+        for name, _, path in plan:
+            if PLAIN_NAME.fullmatch(name):
+                check_target(path, db, f"the export of {name}")
+    for name, cols, path in plan:
+        if not PLAIN_NAME.fullmatch(name):
+            yield repr(name), "its name is not a plain name (letters, digits, _ and -), so it is no file name"
+            continue
         sql, params = _select(name, cols, suite)
-        target = str(path).replace("'", "''")
         try:
-            (n,) = con.execute(f"COPY ({sql}) TO '{target}' ({options})", params).fetchone() or (0,)
+            with replaced(path) as tmp:
+                target = str(tmp).replace("'", "''")
+                (n,) = con.execute(f"COPY ({sql}) TO '{target}' ({options})", params).fetchone() or (0,)
         except duckdb.Error as e:  # a view the database cannot evaluate (e.g. made by another version)
             yield name, str(e).splitlines()[0]
             continue
@@ -112,7 +132,7 @@ def export_db(opts: ExportOptions) -> int:
         suite = _suite(con, opts.suite) if opts.suite else None
         out = _out_dir(opts.out)
         written = 0
-        for what, result in export(con, out, opts.format, suite):
+        for what, result in export(con, out, opts.format, suite, db=opts.db):
             if isinstance(what, Path):
                 written += 1
                 print(f"{what}  {result} rows")

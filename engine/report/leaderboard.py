@@ -24,6 +24,8 @@ from engine.report.table import Column, Sheet, fmt, output_width, pct, render, s
 from engine.report.tree import Node, drilldown_sheet, tree_lines
 from engine.report.batch_lines import report_lines as batch_lines
 from engine.report import unparsed_notes
+from engine.report.outfile import check_target
+from engine.report.terminal import one_line
 from store.db import connect
 from store.bootstrap import compute_intervals
 from store.snapshot import open_for_reading
@@ -192,7 +194,7 @@ def drilldown(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str
     if not board:
         models = [r[0] for r in con.execute(
             "SELECT model FROM leaderboard WHERE suite = ? AND version = ? ORDER BY model", suite).fetchall()]
-        shown = ", ".join(models[:10]) + (" ..." if len(models) > 10 else "")
+        shown = one_line(", ".join(models[:10])) + (" ..." if len(models) > 10 else "")
         raise ReportError(f"model {model!r} has no data in suite {suite[0]} {suite[1]} (models: {shown or 'none'})")
     b = board[0]
     meta = _rows(con, "SELECT gate, tau, missing_levels FROM suites WHERE suite = ? AND version = ?", suite)[0]
@@ -301,7 +303,7 @@ def _intervals(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: st
 
 def _warn(lines: list[str], fmt_: str) -> None:
     for line in lines:  # stdout stays a clean table for markdown and csv
-        print(line, file=sys.stdout if fmt_ == "text" else sys.stderr)
+        print(one_line(line), file=sys.stdout if fmt_ == "text" else sys.stderr)
 
 
 class ReportOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -320,6 +322,8 @@ def report(opts: ReportOptions) -> int:
     db = opts.db
     if not db.is_file():
         raise ReportError(f"{db}: no such database")
+    if opts.html:  # before any work: a bad target is one line, and never one of the database's files
+        check_target(opts.html, db, "the HTML report")
     width = output_width()
     # Read-only (works on read-only media, and beside a sweep via its snapshot); --reload writes.
     con, note = (connect(db), None) if opts.reload else open_for_reading(db)
@@ -336,7 +340,7 @@ def report(opts: ReportOptions) -> int:
             suite = open_suite(con, opts.suite, reload=opts.reload)
         compute_intervals(con)  # bootstrap bounds for the leaderboard and `intervals` (only if results changed)
         for p in _rows(con, "SELECT * FROM suite_method_problems WHERE suite = ? AND version = ?", suite):
-            msg = f"{p['dataset']} method {p['method']}: {p['problem']}"
+            msg = one_line(f"{p['dataset']} method {p['method']}: {p['problem']}")
             # stdout stays a clean table for markdown and csv
             print(f"warning: {msg}", file=sys.stdout if opts.format == "text" else sys.stderr)
         if opts.html:
@@ -347,7 +351,7 @@ def report(opts: ReportOptions) -> int:
         elif opts.model:
             head, root = drilldown(con, suite, opts.model)
             if opts.format == "text":
-                sys.stdout.write("\n".join(tree_lines(head, root, suite, width)) + "\n")
+                sys.stdout.write("\n".join(tree_lines(head, root, suite, width)) + "\n")  # cleaned there
             else:
                 sys.stdout.write(render(drilldown_sheet(head, root, suite), opts.format, width))
             _warn(unparsed_notes.warnings(con, suite, opts.model), opts.format)

@@ -10,8 +10,8 @@ the page polls.
 
 from __future__ import annotations
 
+import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,42 +23,15 @@ from aiohttp import web
 
 from benchmark.errors import UserError
 from benchmark.suite import SuiteError
+from engine.errors import EXIT_INTERRUPTED
+from engine.report.hosts import HostCheck, exposed
 from engine.report.html.items import items_payload
 from engine.report.html.page import render_page
-from engine.report.html.gather import gather
+from engine.report.reader import FileSource, LiveSource, Reader
 from engine.run.progress import Progress, log
-from store.db import connect
 
 REPORT_TTL_S = 5.0  # live mode: the leaderboard is recomputed at most this often
-_READER = web.AppKey("reader", object)
-
-
-class Reader:
-    """One cursor, one query at a time, in a worker thread: the event loop (the sweep's) never blocks."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, suite: tuple[str, str]):
-        self.cur = con.cursor()  # a cursor of the sweep's connection sees its committed rows
-        self.suite = suite
-        self.lock = anyio.Lock()
-        self._report: tuple[float, bytes] | None = None
-        self._cost = 0.0  # seconds the last report took
-
-    async def run(self, fn, *args: Any) -> Any:
-        async with self.lock:
-            return await anyio.to_thread.run_sync(fn, self.cur, *args)
-
-    async def report(self, ttl: float = 0.0) -> bytes:
-        """The report's data; live, no fresher than ttl and than 4x its own cost, so that
-        recomputing the views takes at most a fifth of the machine from the sweep."""
-        if self._report is None or time.monotonic() - self._report[0] > max(ttl, 4 * self._cost if ttl else 0):
-            t0 = time.monotonic()
-            data = await self.run(gather, self.suite)
-            self._cost = time.monotonic() - t0
-            self._report = (time.monotonic(), orjson.dumps(data, default=str))
-        return self._report[1]
-
-    def close(self) -> None:
-        self.cur.close()
+_READER = web.AppKey("reader", Reader)
 
 
 class LiveStatus:
@@ -85,8 +58,33 @@ def _run_costs(cur: duckdb.DuckDBPyConnection, run_id: str | None) -> dict[str, 
                             [run_id]).fetchall())
 
 
-def build_app(reader: Reader, *, title: str, live: LiveStatus | None = None) -> web.Application:
-    app = web.Application()
+def _guards(hosts: HostCheck) -> list:
+    @web.middleware
+    async def check_host(request: web.Request, handler: Any) -> web.StreamResponse:
+        host = request.headers.get("Host")
+        if not hosts.allows(host):  # a DNS-rebinding page names its own host: refuse before reading anything
+            return web.Response(status=421, text=f"Host {host!r} is not this server (expected {hosts.expected()})")
+        return await handler(request)
+
+    @web.middleware
+    async def one_line_errors(request: web.Request, handler: Any) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except (UserError, duckdb.Error) as e:  # the file went away, or cannot be read as it is now
+            return web.Response(status=503, text=str(e).splitlines()[0])
+
+    return [check_host, one_line_errors]
+
+
+def selected_models(query: Any) -> list[str]:
+    """The models an items request names: `model=A&model=B` (any name, commas included), or the older
+    `models=A,B`."""
+    named = [m for m in query.getall("model", []) if m]
+    return named or [m for m in query.get("models", "").split(",") if m]
+
+
+def build_app(reader: Reader, *, title: str, hosts: HostCheck, live: LiveStatus | None = None) -> web.Application:
+    app = web.Application(middlewares=_guards(hosts))
     app[_READER] = reader
     page = render_page("live" if live else "serve", title=title).encode()
 
@@ -98,9 +96,9 @@ def build_app(reader: Reader, *, title: str, live: LiveStatus | None = None) -> 
 
     async def items(request: web.Request) -> web.Response:
         dataset = request.query.get("dataset")
-        models = [m for m in request.query.get("models", "").split(",") if m]
+        models = selected_models(request.query)
         if not dataset or not models:
-            return web.Response(status=400, text="give dataset=ID and models=A[,B]")
+            return web.Response(status=400, text="give dataset=ID and model=A[&model=B]")
         got = await reader.run(lambda cur: items_payload(cur, dataset=dataset, models=models))
         return _json(orjson.dumps(got.get(dataset, {"ids": [], "gold": [], "rows": {}})))
 
@@ -119,12 +117,17 @@ def build_app(reader: Reader, *, title: str, live: LiveStatus | None = None) -> 
     return app
 
 
-async def _site(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, str]:
+async def _site(app: web.Application, hosts: HostCheck, host: str, port: int) -> tuple[web.AppRunner, str]:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, host, port).start()
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except BaseException:
+        await runner.cleanup()
+        raise
     h, p = runner.addresses[0][:2]
-    return runner, f"http://{h}:{p}/"
+    hosts.port = p  # known only now when asked for port 0
+    return runner, f"http://{'[' + h + ']' if ':' in h else h}:{p}/"
 
 
 async def serve_live(port: int, con: duckdb.DuckDBPyConnection, progress: Progress, limits: dict[str, Any],
@@ -135,10 +138,12 @@ async def serve_live(port: int, con: duckdb.DuckDBPyConnection, progress: Progre
         "ON s.suite = r.suite AND s.version = r.suite_version ORDER BY r.started_at DESC LIMIT 1").fetchone()
     assert row is not None, "the sweep records its run before it serves"
     run_id, suite, version, title = row
-    reader = Reader(con, (suite, version))
+    # Two query threads: the sweep's own work comes first.
+    reader = Reader(LiveSource(con), (suite, version), threads=2)
+    hosts = HostCheck(host, port)
     try:
-        runner, url = await _site(build_app(reader, title=f"{title or suite} — live sweep",
-                                            live=LiveStatus(progress, limits, run_id)), host, port)
+        runner, url = await _site(build_app(reader, title=f"{title or suite} — live sweep", hosts=hosts,
+                                            live=LiveStatus(progress, limits, run_id)), hosts, host, port)
     except OSError as e:  # the sweep matters more than its view: say so and go on without it
         log(f"warning: no live view: cannot listen on {host}:{port} ({e.strerror or e})")
         reader.close()
@@ -152,14 +157,23 @@ async def serve_live(port: int, con: duckdb.DuckDBPyConnection, progress: Progre
         reader.close()
 
 
-async def _serve(reader: Reader, title: str, host: str, port: int) -> None:
-    runner, url = await _site(build_app(reader, title=title), host, port)
-    print(f"serving {url} (Ctrl-C stops)", file=sys.stderr, flush=True)
-    try:
-        await anyio.sleep_forever()
-    finally:
-        with anyio.CancelScope(shield=True):
-            await runner.cleanup()
+async def _serve(reader: Reader, title: str, host: str, port: int) -> int:
+    """Serve until SIGINT or SIGTERM; returns the exit status (130: interrupted, as every command)."""
+    hosts = HostCheck(host, port)
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        runner, url = await _site(build_app(reader, title=title, hosts=hosts), hosts, host, port)
+        if exposed(host):
+            print(f"warning: listening on {host}: anyone who can reach this machine on port {hosts.port} can "
+                  "read every stored response", file=sys.stderr, flush=True)
+        print(f"serving {url} (Ctrl-C stops)", file=sys.stderr, flush=True)
+        try:
+            async for _ in signals:
+                break
+        finally:
+            with anyio.CancelScope(shield=True):
+                await runner.cleanup()
+    print("interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def loaded_suite(con: duckdb.DuckDBPyConnection, spec: str | None) -> tuple[str, str]:
@@ -174,6 +188,13 @@ def loaded_suite(con: duckdb.DuckDBPyConnection, spec: str | None) -> tuple[str,
     return hits[0]
 
 
+def check_port(port: int, flag: str) -> int:
+    """A TCP port, else a UserError: the OS would take 99999 modulo 65536, or a free port for 0."""
+    if not 1 <= port <= 65535:
+        raise UserError(f"{flag} {port}: give a port from 1 to 65535")
+    return port
+
+
 class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
     """`serve`'s options (engine/cli_parsers.py maps the flags onto them)."""
 
@@ -184,30 +205,31 @@ class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def serve(opts: ServeOptions) -> int:
-    """Serve the report page until Ctrl-C; a UserError for bad input or a port it cannot listen on."""
+    """Serve the report page until SIGINT/SIGTERM (exit 130); a UserError for bad input or a port it cannot
+    listen on."""
+    check_port(opts.port, "--port")
     if not opts.db.is_file():
         raise UserError(f"{opts.db}: no such database")
-    con = connect(opts.db, read_only=True)
+    source = FileSource(opts.db)  # read-only, this version's views, the snapshot while a sweep writes
     try:
-        suite = loaded_suite(con, opts.suite)
-        (title,) = con.execute("SELECT coalesce(title, suite) FROM suites WHERE suite = ? AND version = ?",
-                               suite).fetchone() or (suite[0],)
-        con.execute("SELECT 1 FROM leaderboard LIMIT 0")
+        with source.connection() as (con, _):
+            if source.note:
+                print(source.note, file=sys.stderr)
+            suite = loaded_suite(con, opts.suite)
+            (title,) = con.execute("SELECT coalesce(title, suite) FROM suites WHERE suite = ? AND version = ?",
+                                   suite).fetchone() or (suite[0],)
+            con.execute("SELECT 1 FROM leaderboard LIMIT 0")
     except duckdb.Error as e:
-        con.close()
-        raise UserError(f"{opts.db}: {str(e).splitlines()[0]} (run `python -m engine report {opts.db}` once to "
-                        "create the views)") from None
+        source.close()
+        raise UserError(f"{opts.db}: not a results database this version can read "
+                        f"({str(e).splitlines()[0]})") from None
     except BaseException:
-        con.close()
+        source.close()
         raise
-    reader = Reader(con, suite)
+    reader = Reader(source, suite)
     try:
-        anyio.run(_serve, reader, f"{title} — {suite[0]} {suite[1]} report", opts.host, opts.port)
-    except KeyboardInterrupt:
-        pass
+        return anyio.run(_serve, reader, f"{title} — {suite[0]} {suite[1]} report", opts.host, opts.port)
     except OSError as e:
         raise UserError(f"cannot listen on {opts.host}:{opts.port}: {e.strerror or e}") from None
     finally:
         reader.close()
-        con.close()
-    return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from engine.report import unparsed_notes
 from engine.report.table import Column, output_width, render, text_table
+from engine.report.terminal import one_line
 from engine.run.context import Budget
 from engine.run.progress import Progress, log
 from providers.breaker import Breaker
@@ -54,7 +55,7 @@ def print_summary(db: Path, suite: str | None) -> None:
         finally:
             con.close()
         sys.stderr.write(render(sheet, "text", output_width(sys.stderr)))
-        sys.stderr.write("".join(w + "\n" for w in warnings))
+        sys.stderr.write("".join(one_line(w) + "\n" for w in warnings))
 
 
 def print_dataset_scores(db: Path) -> None:
@@ -78,5 +79,5 @@ def print_dataset_scores(db: Path) -> None:
         cells = list(zip(*((ds, str(n), str(ok), str(unp), f"{cov:.0%}", "-" if score is None else f"{score:.2f}")
                            for _, ds, n, ok, unp, cov, score in group)))
         table, _ = text_table([Column(h, c, right=h != "dataset") for h, c in zip(heads, cells)], width, keys=1)
-        out += ["", model, *table]
+        out += ["", one_line(model), *table]
     sys.stderr.write("\n".join(out) + "\n")

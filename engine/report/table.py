@@ -20,6 +20,8 @@ from typing import Any, TextIO
 
 import msgspec
 
+from engine.report.terminal import one_line, printable
+
 
 class Column(msgspec.Struct, frozen=True):
     header: str
@@ -58,6 +60,12 @@ def output_width(stream: TextIO | None = None) -> int:
     return 80
 
 
+def _cleaned(columns: list[Column]) -> list[Column]:
+    """Headers and cells without control characters (engine/report/terminal.py): widths count what shows."""
+    return [msgspec.structs.replace(c, header=one_line(c.header), short=one_line(c.short),
+                                    cells=tuple(one_line(x) for x in c.cells)) for c in columns]
+
+
 def _abbreviated(columns: list[Column]) -> list[Column]:
     """Each header wider than its cells replaced by its abbreviation, if it has one."""
     return [msgspec.structs.replace(c, header=c.short) if c.short and len(c.header) > max(map(len, c.cells)) else c
@@ -93,6 +101,7 @@ def text_table(columns: list[Column], width: int, keys: int = 2,
     breaks = set(breaks)
     if not columns or not columns[0].cells:
         return [], []
+    columns = _cleaned(columns)
     if _width(columns, "  ") <= width:
         return _block(columns, "  ", breaks), []
     short = _abbreviated(columns)
@@ -135,6 +144,7 @@ def markdown_table(columns: list[Column]) -> list[str]:
     def row(cells: Iterable[str]) -> str:
         return "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"
 
+    columns = _cleaned(columns)
     out = [row(c.header for c in columns), "|" + "|".join("---:" if c.right else ":---" for c in columns) + "|"]
     out += [row(c.cells[i] for c in columns) for i in range(len(columns[0].cells) if columns else 0)]
     return out
@@ -164,18 +174,19 @@ def render(sheet: Sheet, form: str, width: int) -> str:
         buf = io.StringIO()
         write_csv(buf, sheet.csv_header, sheet.csv_rows)
         return buf.getvalue()
+    title, notes = one_line(sheet.title), [one_line(n) for n in sheet.notes]
     if form == "markdown":
-        lines = [f"**{sheet.title}**", "", *markdown_table(sheet.columns)]
+        lines = [f"**{title}**", "", *markdown_table(sheet.columns)]
         # a note's leading '*' (the unranked marker) stays a character, not a bullet
-        lines += [""] * bool(sheet.notes) + ["- " + n.replace("*", "\\*", 1) for n in sheet.notes]
-        return "\n".join(lines) + "\n"
+        lines += [""] * bool(notes) + ["- " + n.replace("*", "\\*", 1) for n in notes]
+        return printable("\n".join(lines) + "\n")
     table, keys = text_table(sheet.columns, width, 2, sheet.breaks)
-    lines = [*wrap(sheet.title, width), "", *table]
+    lines = [*wrap(title, width), "", *table]
     if keys:
         lines += wrap("Legend: " + ", ".join(keys), width)
-    for n in sheet.notes:
+    for n in notes:
         lines += wrap(n, width)
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")
 
 
 def _cell(v: Any) -> Any:

@@ -6,6 +6,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from engine.report.table import Column, Sheet, fmt, pct, span, wrap
+from engine.report.terminal import one_line
 
 
 @dataclass
@@ -23,13 +24,13 @@ class Node:
 def tree_lines(head: str, root: Node, suite: tuple[str, str], width: int) -> list[str]:
     """The drill-down as an indented tree; what does not fit after a label goes on the next line."""
     ci = f" [{span(*root.ci)}]" if root.ci else ""
-    lines = wrap(f"{root.label} — {suite[0]} {suite[1]} — {head}{ci}, coverage {pct(root.coverage)}", width)
+    lines = wrap(one_line(f"{root.label} — {suite[0]} {suite[1]} — {head}{ci}, coverage {pct(root.coverage)}"), width)
 
     def add(n: Node, lead: str, last: bool) -> None:
         score = "no data" if n.score is None else fmt(n.score)
         start = f"{lead}{'└── ' if last else '├── '}{score:>7}" + (f" [{span(*n.ci)}]" if n.ci else "")
-        start += f"  {n.label}"
-        extra = f"cov {pct(n.coverage)}" + (f"  {n.detail}" if n.detail else "")
+        start += f"  {one_line(n.label)}"
+        extra = f"cov {pct(n.coverage)}" + (f"  {one_line(n.detail)}" if n.detail else "")
         inner = lead + ("    " if last else "│   ")
         if len(start) + 2 + len(extra) <= width:
             lines.append(f"{start}  {extra}")

@@ -8,7 +8,6 @@ the database has them), this module only collects them.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any
 
@@ -49,12 +48,12 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
     abilities = rows(con, "SELECT ability AS id, name, grp, weight FROM suite_abilities "
                           "WHERE suite = ? AND version = ? ORDER BY position", suite)
     abilities.sort(key=lambda a: a["id"] == meta["gate"])  # Table 4: the total's abilities, then the gate
-    # Each view recomputes the layers under it; DuckDB releases the GIL, so they run side by side.
-    with ThreadPoolExecutor(1 + len(SCORE_VIEWS)) as pool:
-        board_job = pool.submit(_rows_in_thread, con, "SELECT * FROM leaderboard WHERE suite = ? AND version = ? "
-                                "ORDER BY rank NULLS LAST, raw_total DESC NULLS LAST, model", suite)
-        scores = node_scores(con, suite, pool)
-        board = board_job.result()
+    # All on this one connection: the views a report reads are this version's TEMP views over the file
+    # (store/views.py:shadow_views), which a cursor (another connection) would not see. DuckDB runs
+    # each query on every core anyway; side by side in threads they were no faster on 2 cores.
+    board = rows(con, "SELECT * FROM leaderboard WHERE suite = ? AND version = ? "
+                      "ORDER BY rank NULLS LAST, raw_total DESC NULLS LAST, model", suite)
+    scores = node_scores(con, suite)
     if any(r.get("ci_low") is not None for r in board):
         attach_bounds(con, suite, scores)
     for r in board:
@@ -81,21 +80,13 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
     return data
 
 
-def _rows_in_thread(con: duckdb.DuckDBPyConnection, sql: str, params: Any) -> list[dict]:
-    with con.cursor() as cur:  # a connection is not shared between threads: one cursor each
-        return rows(cur, sql, params)
-
-
-def node_scores(con: duckdb.DuckDBPyConnection, suite: tuple[str, str],
-                pool: ThreadPoolExecutor) -> dict[str, dict[str, dict[str, list]]]:
+def node_scores(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> dict[str, dict[str, dict[str, list]]]:
     """level -> model -> node -> [score, coverage, ci_low, ci_high] (bounds None: attach_bounds fills them)."""
-    got = {level: pool.submit(_rows_in_thread, con, f"SELECT model, {col} AS node, score, coverage FROM {view} "
-                              "WHERE suite = ? AND version = ?", suite)
-           for level, (view, col) in SCORE_VIEWS.items()}
     out: dict[str, dict[str, dict[str, list]]] = {}
-    for level, future in got.items():
+    for level, (view, col) in SCORE_VIEWS.items():
         per: dict[str, dict[str, list]] = {}
-        for r in future.result():
+        for r in rows(con, f"SELECT model, {col} AS node, score, coverage FROM {view} WHERE suite = ? AND version = ?",
+                      suite):
             per.setdefault(r["model"], {})[r["node"]] = [r["score"], r["coverage"], None, None]
         out[level] = per
     return out

@@ -18,6 +18,7 @@ import orjson
 
 from engine.report.html.items import inline_items
 from engine.report.html.gather import gather
+from engine.report.outfile import replaced
 
 _PLACEHOLDER = re.compile(r"__([A-Z]+)__")
 
@@ -36,9 +37,20 @@ def _plotly_js() -> str:
     return get_plotlyjs()
 
 
-def _script_json(body: bytes | None) -> str:
-    # Inside <script> only "</" can end the element early; "\/" is the same character in JSON.
-    return "null" if body is None else body.decode().replace("</", "<\\/")
+# Inside <script>, "</script" ends the element early, and "<!--" followed by "<script" puts the parser where
+# no later "</script>" ends anything: every script after it becomes text (a blank page). JSON can spell
+# each of these characters as an escape; it only ever holds them inside strings. U+2028/9 end a line in
+# old JavaScript, where the JSON is read as code (ITEMS_NOTE).
+_SCRIPT_SAFE = tuple((c.encode(), f"\\u{ord(c):04x}".encode()) for c in "<>&\u2028\u2029")
+
+
+def script_json(body: bytes | None) -> str:
+    """JSON text that is inert inside a <script> element: no "<", ">", "&", U+2028 or U+2029 as such."""
+    if body is None:
+        return "null"
+    for char, escape in _SCRIPT_SAFE:  # on the UTF-8 bytes: a few ms for the page's megabytes
+        body = body.replace(char, escape)
+    return body.decode()
 
 
 def render_page(mode: str, *, title: str, data: bytes | None = None, items: bytes | None = None,
@@ -48,10 +60,10 @@ def render_page(mode: str, *, title: str, data: bytes | None = None, items: byte
         "TITLE": title.replace("&", "&amp;").replace("<", "&lt;"),
         "CSS": a["report.css"],
         "PLOTLY": _plotly_js(),
-        "DATA": _script_json(data),
+        "DATA": script_json(data),
         "ITEMS": "null" if items is None else items.decode("ascii"),  # base64: nothing to escape
         "MODE": mode,
-        "ITEMSNOTE": _script_json(orjson.dumps(items_note)),
+        "ITEMSNOTE": script_json(orjson.dumps(items_note)),
         "JS": a["report.js"] + "\n" + a["items.js"],
     }
     # One pass over the template: inlined text (plotly.js) is never scanned for placeholders.
@@ -71,5 +83,6 @@ def write_html(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], path: Pat
         items, note = items_job.result()
     page = render_page("static", title=page_title(data), data=orjson.dumps(data, default=str),
                        items=items, items_note=note)
-    path.write_text(page, encoding="utf-8")
+    with replaced(path) as tmp:
+        tmp.write_text(page, encoding="utf-8")
     return path.stat().st_size, note

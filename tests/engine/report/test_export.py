@@ -96,3 +96,35 @@ def test_bad_input_exits_2_with_one_line(db, tmp_path, capsys, argv, message):
     captured = capsys.readouterr()
     assert captured.err.startswith("error: ") and message in captured.err, captured.err
     assert captured.err.count("\n") == 1 and not captured.out
+
+
+def test_relation_names_that_are_paths_are_skipped_and_nothing_lands_outside_out(db, tmp_path, capsys):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    con = duckdb.connect(str(db))
+    for name in ("../../x", str(outside / "abs"), "a/b", "..", "new\nline"):
+        con.execute(f'CREATE TABLE "{name}" AS SELECT \'the sender chose this\' AS row')
+    con.close()
+    out = tmp_path / "deep" / "out"
+    before = sorted(p for p in tmp_path.rglob("*"))
+    assert main(["export", str(db), "--format", "csv", "--out", str(out)]) == 1  # relations not exported
+    captured = capsys.readouterr()
+    skipped = [line for line in captured.err.splitlines() if "not a plain name" in line]
+    assert len(skipped) == 5 and all(line.startswith("warning: ") for line in skipped)
+    made = sorted(set(tmp_path.rglob("*")) - set(before))
+    assert all(p == out or p.is_relative_to(out) for p in made if p != out.parent), made
+    assert not (tmp_path / "x.csv").exists() and list(outside.iterdir()) == []
+    assert {p.name for p in out.iterdir()} >= {"results.csv", "leaderboard.csv"}
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+def test_an_export_never_lands_on_the_database(tmp_path, capsys):
+    con = make_db(tmp_path, "results.parquet")
+    con.close()
+    db = tmp_path / "results.parquet"
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    assert main(["export", str(db), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is the results database" in err
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    assert not list(tmp_path.glob("*.parquet.*"))  # nothing written beside it either

@@ -108,7 +108,23 @@ def test_page_inlines_everything_and_data_cannot_close_the_script():
     data = orjson.dumps({"leaderboard": [{"model": "</script><script>alert(1)</script>"}]})
     page = render_page("static", title="T <x>", data=data)
     assert "__DATA__" not in page and "__JS__" not in page and "__PLOTLY__" not in page
-    assert "</script><script>alert" not in page and "<\\/script><script>alert" in page
+    assert "</script><script>alert" not in page and "\\u003c/script\\u003e\\u003cscript\\u003ealert" in page
     assert "<title>T &lt;x></title>" in page
     ours = page.replace(get_plotlyjs(), "")  # plotly.js's own strings aside, the page names no URL
     assert "http:" not in ours and "https:" not in ours
+
+
+HOSTILE = "<!--<script></script>&\u2028\u2029"
+
+
+def test_every_inlined_string_is_inert_inside_its_script():
+    data = {"leaderboard": [{"model": HOSTILE}], "manifest": {"models": [{"model_versions": [HOSTILE]}]}}
+    page = render_page("static", title=HOSTILE, data=orjson.dumps(data), items_note=HOSTILE)
+    head, _, rest = page.partition('<script id="report-data" type="application/json">')
+    inlined, _, _ = rest.partition("</script>")
+    assert orjson.loads(inlined) == data  # read back whole: the element ended where the page ends it
+    note = page.partition("window.ITEMS_NOTE = ")[2].partition(";</script>")[0]
+    assert orjson.loads(note) == HOSTILE
+    for text in (inlined, note):
+        assert not set(text) & set("<>&\u2028\u2029")
+    assert "<!--" not in page.replace(get_plotlyjs(), "")

@@ -9,9 +9,10 @@ function itemsAvailable() { return R.mode !== "static" || IT.inline !== null; }
 
 async function getItems(dataset, models) {
   if (R.mode === "static") return (await IT.inline)[dataset] || { ids: [], gold: [], rows: {} };
-  const key = dataset + "\u0000" + models.join(",");
+  const key = [dataset, ...models].join("\u0000");
   if (!IT.cache.has(key)) {
-    const q = new URLSearchParams({ dataset, models: models.join(",") });
+    const q = new URLSearchParams({ dataset });
+    for (const m of models) q.append("model", m);  // one parameter each: a name may hold a comma
     const res = await fetch("api/items?" + q, { cache: "no-store" });
     if (!res.ok) throw new Error(await res.text());
     IT.cache.set(key, await res.json());
