@@ -8,7 +8,7 @@ import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import anyio
 import duckdb
@@ -24,7 +24,7 @@ from engine.sweep.identity import check_identities
 from engine.lanes.judge import JudgeLane, JudgePlan, plan_judging
 from engine.sweep.local_server import serve_local_models
 from engine.lanes.work import PlannedDataset, pending_work
-from engine.sweep.plan import SweepOptions, plan_sweep, run_stamp
+from engine.sweep.plan import SweepOptions, SweepPlan, plan_sweep, run_stamp
 from engine.report.summary import log_run_end
 from engine.version import ENGINE_VERSION
 from engine.run.progress import Progress, log
@@ -55,6 +55,16 @@ class SweepResult(msgspec.Struct, kw_only=True):
 
 
 def sweep(opts: SweepOptions) -> SweepResult:
+    return run_sweep(opts, _on_this_machine)
+
+
+SweepBody = Callable[[SweepPlan, ModelsFile, duckdb.DuckDBPyConnection], SweepResult]
+
+
+def run_sweep(opts: SweepOptions, body: SweepBody) -> SweepResult:
+    """Plan, skip the models without a key, open the database, and run ``body`` (this machine's sweep,
+    or engine/cluster's driver) on the plan, the runnable models and the connection; a failing
+    database becomes one StoreError line."""
     plan = plan_sweep(opts)
     opts = plan.opts
     runnable, skipped = plan.cfg.runnable()
@@ -71,9 +81,7 @@ def sweep(opts: SweepOptions) -> SweepResult:
     try:
         runs.close_stale_runs(con)  # we hold the write lock: a `running` row is a killed sweep's
         load_suite_tables(con, plan.suite)
-        with serve_local_models(cfg, quiet=opts.quiet) as cfg:
-            result = _sweep_with_store(con, opts=opts, cfg=cfg, suite_name=plan.suite.name,
-                                       suite_version=plan.suite.version, planned=plan.planned)
+        result = body(plan, cfg, con)
     except (duckdb.Error, OSError, BaseExceptionGroup) as e:
         failure = write_failure(e, opts.db)
         if failure is None:
@@ -89,27 +97,17 @@ def sweep(opts: SweepOptions) -> SweepResult:
     return result
 
 
+def _on_this_machine(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnection) -> SweepResult:
+    with serve_local_models(cfg, quiet=plan.opts.quiet) as cfg:
+        return _sweep_with_store(con, opts=plan.opts, cfg=cfg, suite_name=plan.suite.name,
+                                 suite_version=plan.suite.version, planned=plan.planned)
+
+
 def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: ModelsFile, suite_name: str,
                       suite_version: str, planned: list[PlannedDataset]) -> SweepResult:
     names = [m.name for m in cfg.models]
     run_id = uuid.uuid4().hex[:12]
-    if opts.fresh:
-        n = resume.delete_rows(con, names, [p.id for p in planned])
-        log(f"--fresh: deleted {n} stored rows of these models and datasets", quiet=opts.quiet)
-    # Who answers: checked against the stored rows before anything is called (engine/sweep/identity.py).
-    identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, fresh=opts.fresh, quiet=opts.quiet)
-    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, request_stamp(m, p.dataset)) for p in planned},
-                             run_id=run_id, price=m.price, max_output=m.max_tokens, identity=identities[m.name])
-              for m in cfg.models}
-    expected = {(m, p.id): (stamps[m].prompt_hash[p.id], p.dataset.scorer_version) for m in names for p in planned}
-    conflicts = resume.stamp_conflicts(con, expected)
-    if conflicts and not opts.allow_mixed:
-        more = f" (and {len(conflicts) - 3} more)" if len(conflicts) > 3 else ""
-        raise UserError(
-            f"{opts.db} holds rows made with a different prompt or scorer: {'; '.join(conflicts[:3])}{more}. "
-            "Resuming would mix them: rerun with --fresh to redo them, or --allow-mixed to keep both"
-        )
-    _record_run_inputs(con, cfg, planned)
+    stamps = stamp_run(con, opts=opts, cfg=cfg, planned=planned, suite_version=suite_version, run_id=run_id)
 
     counts = resume.done_counts(con, names, {p.id: p.ids for p in planned})
     partial = {(m, p.id): resume.done_keys(con, m, p.id)
@@ -152,6 +150,31 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
         result.spent_usd, result.budget_reached = budget.spent, budget.stopped
     log_run_end(progress, limits, gone, budget, helper=judging.label if judging else None, quiet=opts.quiet)
     return result
+
+
+def stamp_run(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset],
+              suite_version: str, run_id: str) -> dict[str, Stamps]:
+    """Before any call: --fresh, who answers (identities), each model's stamps, the stamp check against
+    stored rows, and what the run plans (models, planned items, datasets). Shared with engine/cluster."""
+    names = [m.name for m in cfg.models]
+    if opts.fresh:
+        n = resume.delete_rows(con, names, [p.id for p in planned])
+        log(f"--fresh: deleted {n} stored rows of these models and datasets", quiet=opts.quiet)
+    # Who answers: checked against the stored rows before anything is called (engine/sweep/identity.py).
+    identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, fresh=opts.fresh, quiet=opts.quiet)
+    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, request_stamp(m, p.dataset)) for p in planned},
+                             run_id=run_id, price=m.price, max_output=m.max_tokens, identity=identities[m.name])
+              for m in cfg.models}
+    expected = {(m, p.id): (stamps[m].prompt_hash[p.id], p.dataset.scorer_version) for m in names for p in planned}
+    conflicts = resume.stamp_conflicts(con, expected)
+    if conflicts and not opts.allow_mixed:
+        more = f" (and {len(conflicts) - 3} more)" if len(conflicts) > 3 else ""
+        raise UserError(
+            f"{opts.db} holds rows made with a different prompt or scorer: {'; '.join(conflicts[:3])}{more}. "
+            "Resuming would mix them: rerun with --fresh to redo them, or --allow-mixed to keep both"
+        )
+    _record_run_inputs(con, cfg, planned)
+    return stamps
 
 
 def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[PlannedDataset]) -> None:
