@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from store.transaction import transaction
@@ -43,10 +42,7 @@ def ingest(con: duckdb.DuckDBPyConnection, path: Path) -> Counter[tuple[str, str
             upsert_batch(con, batch)
             con.execute("INSERT INTO landed_files (name, rows, ingested_at) VALUES (?, ?, ?)",
                         [name, batch.num_rows, datetime.now(UTC)])
-            pairs = pc.value_counts(pc.binary_join_element_wise(batch["model"], batch["status"], "\x00"))
-            for pair in pairs.to_pylist():
-                model, status = pair["values"].split("\x00")
-                counts[(model, status)] += pair["counts"]
+            counts.update((str(m), str(s)) for m, s in zip(batch["model"].to_pylist(), batch["status"].to_pylist()))
     path.unlink(missing_ok=True)  # after the commit: a rerun that finds it only removes it
     return counts
 

@@ -219,15 +219,15 @@ def serve_local_models(cfg: "ModelsFile", *, quiet: bool = False) -> Iterator["M
         yield with_server_defaults(cfg, quiet=quiet)
         return
     with ExitStack() as stack:
-        urls = {m.name: stack.enter_context(served(m, quiet=quiet)) for m in local}
+        urls = {m.name: stack.enter_context(served(m, quiet=quiet)).base_url for m in local}
         models = [with_served_url(m, urls[m.name]) if m.name in urls else m for m in cfg.models]
         yield with_server_defaults(msgspec.structs.replace(cfg, models=models), quiet=quiet)
 
 
 @contextmanager
-def served(m: "ModelConfig", *, quiet: bool = False) -> Iterator[str]:
+def served(m: "ModelConfig", *, quiet: bool = False) -> Iterator[LocalServer]:
     """The server of one `provider = "local"` or `"vllm"` model, started on loopback and stopped after the
-    block; yields its base URL (also used by engine/cluster's host actors, one per replica on its node)."""
+    block (also used by engine/cluster's host actors, one per replica on its node)."""
     server: LocalServer
     if m.provider == "vllm":
         log(f"starting a vLLM server for {m.name!r} ({m.model})", quiet=quiet)
@@ -238,7 +238,7 @@ def served(m: "ModelConfig", *, quiet: bool = False) -> Iterator[str]:
             quiet=quiet)
         server = LocalServer(Path(m.gguf).expanduser() if m.gguf else None, alias=m.model, n_ctx=n_ctx)
     with server:
-        yield server.base_url
+        yield server
 
 
 def with_served_url(m: "ModelConfig", url: str) -> "ModelConfig":
