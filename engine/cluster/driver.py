@@ -108,7 +108,7 @@ class Driver:
         assert self.opts.db is not None
         self.landing = landing_folder(self.opts.db)
         self.run_id = uuid.uuid4().hex[:12]
-        self.node_id = ray.get_runtime_context().get_node_id()
+        self.node_id = head_node(ray)
         self.models = {m.name: m for m in cfg.models}
         self.hosts: dict[str, list[Host]] = {m.name: [] for m in cfg.models}
         self.starting: dict[Any, tuple[str, Any, float]] = {}  # facts ref -> (model, actor, deadline)
@@ -127,7 +127,8 @@ class Driver:
     def run(self) -> SweepResult:
         opts, plan = self.opts, self.plan
         try:
-            self.keepers = start_keepers(self.ray, self.cfg, self.run_id, self.node_id)
+            self.keepers = start_keepers(self.ray, self.cfg, self.run_id, self.node_id,
+                                         lambda m: m.concurrency * m.replicas * UNITS_PER_HOST)
             self.shares = pool_shares(self.cfg, lambda name: self.models[name].replicas)
             for m in self.cfg.models:
                 for _ in range(m.replicas):
@@ -216,7 +217,7 @@ class Driver:
         self.starting[actor.facts.remote()] = (name, actor, time.monotonic() + PLACEMENT_S)
 
     def _placement(self, m: ModelConfig) -> dict[str, Any]:
-        """Ray options of a host: GPUs and custom resources pin it; else the driver's node or any node."""
+        """Ray options of a host: GPUs and custom resources pin it; else the head node or, `spread`, any node."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         options: dict[str, Any] = dict(num_cpus=0, max_restarts=0, max_concurrency=UNITS_PER_HOST + 4)
@@ -226,7 +227,7 @@ class Driver:
             options["resources"] = dict(m.ray_resources)
         if not m.gpus and not m.ray_resources:
             options["scheduling_strategy"] = ("SPREAD" if m.placement == "spread"
-                                              else NodeAffinitySchedulingStrategy(self.node_id, soft=True))
+                                              else NodeAffinitySchedulingStrategy(self.node_id, soft=False))
         return options
 
     def _wait_first_hosts(self) -> None:
@@ -368,6 +369,7 @@ class Driver:
             if c is not None:
                 c.done += n
                 c.errors += n if status == "error" else 0
+                c.t_last = time.monotonic()
 
     def _cancel_inflight(self) -> None:
         """Ctrl-C: every unit in flight is cancelled, lands what it holds, and is ingested."""
@@ -409,6 +411,17 @@ class Driver:
             per_node.setdefault(node[:8], Counter())[f"{model} {status}"] += 1
         for node, what in sorted(per_node.items()):
             log(f"node {node}: " + ", ".join(f"{k} x{n}" for k, n in sorted(what.items())), quiet=self.opts.quiet)
+
+
+def head_node(ray: Any) -> str:
+    """The head node's id (Ray marks it with a resource), else the driver's: API hosts and rate keepers go there.
+
+    Not simply the driver's node: a driver joining a cluster on one machine may be attached to any of its
+    raylets, and `ray job submit` runs it on the head anyway."""
+    for node in ray.nodes():
+        if node.get("Alive") and "node:__internal_head__" in node.get("Resources", {}):
+            return str(node["NodeID"])
+    return str(ray.get_runtime_context().get_node_id())
 
 
 def _first_line(e: BaseException) -> str:

@@ -34,9 +34,16 @@ LOOKAHEAD_S = 0.05
 class RateKeeper:
     """The actor's body (made remote by ``start_keepers``): one account's or model's rate, and its pause."""
 
-    def __init__(self, rpm: float | None, tpm: float | None):
+    def __init__(self, rpm: float | None, tpm: float | None, hold_s: float = 0.0):
+        import ray
+
         self._rate = RateLimit(rpm, tpm)
         self._resume_at = 0.0
+        if ray.get_runtime_context().was_current_actor_reconstructed:
+            # Restarted: the old schedule is lost, and slots it booked may still be ahead. Nothing leaves
+            # before the furthest of them could (hold_s: every request in flight booked one rate interval
+            # apart), so the rate is never exceeded; then the schedule starts afresh.
+            self._resume_at = time.monotonic() + hold_s
 
     def book(self, tokens: int, lookahead: float) -> float:
         """Book one request of ``tokens``; seconds from now until it may leave (at least ``lookahead``)."""
@@ -56,28 +63,46 @@ class RateKeeper:
         return time.monotonic()
 
 
-def keeper_keys(cfg: ModelsFile) -> dict[str, tuple[float | None, float | None]]:
-    """Every rate that needs a keeper: 'account:NAME' and 'model:NAME' -> (rpm, tpm)."""
-    keys: dict[str, tuple[float | None, float | None]] = {}
+# The longest a restarted keeper holds back (a tokens-only limit with long requests could ask for more).
+MAX_HOLD_S = 60.0
+
+
+def keeper_keys(cfg: ModelsFile, in_flight: Callable[[ModelConfig], int]) -> dict[str, tuple[float | None, float | None, float]]:
+    """Every rate that needs a keeper: 'account:NAME' and 'model:NAME' -> (rpm, tpm, hold after a restart).
+
+    ``in_flight``: the most requests a model can have booked at once on the whole cluster."""
+    users: dict[str, list[ModelConfig]] = {}
+    limits: dict[str, tuple[float | None, float | None]] = {}
     for name, a in cfg.accounts.items():
         if a.rpm or a.tpm:
-            keys[f"account:{name}"] = (a.rpm, a.tpm)
+            limits[f"account:{name}"] = (a.rpm, a.tpm)
+            users[f"account:{name}"] = [m for m in cfg.models if m.account == name]
     for m in cfg.models:
         if m.rpm or m.tpm:
-            keys[f"model:{m.name}"] = (m.rpm, m.tpm)
+            limits[f"model:{m.name}"] = (m.rpm, m.tpm)
+            users[f"model:{m.name}"] = [m]
+    keys = {}
+    for key, (rpm, tpm) in limits.items():
+        booked = sum(in_flight(m) for m in users[key])
+        tokens = sum(in_flight(m) * (m.max_tokens or 1024) for m in users[key])
+        hold = max(booked / (rpm / 60) if rpm else 0.0, tokens / (tpm / 60) if tpm else 0.0)
+        keys[key] = (rpm, tpm, min(MAX_HOLD_S, hold + LOOKAHEAD_S))
     return keys
 
 
-def start_keepers(ray: Any, cfg: ModelsFile, run_id: str, node_id: str) -> dict[str, Any]:
-    """One keeper actor per rate of ``keeper_keys``, on the driver's node (soft: anywhere if it is gone)."""
+def start_keepers(ray: Any, cfg: ModelsFile, run_id: str, node_id: str,
+                  in_flight: Callable[[ModelConfig], int]) -> dict[str, Any]:
+    """One keeper actor per rate of ``keeper_keys``, on the head node (hard: Ray's soft affinity placed a
+    zero-CPU actor elsewhere; a cluster whose head is lost is lost anyway);
+    Ray restarts a keeper that dies and retries the calls made to it meanwhile."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     remote = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1, max_concurrency=1)(RateKeeper)
     keepers = {}
-    for key, (rpm, tpm) in keeper_keys(cfg).items():
+    for key, (rpm, tpm, hold_s) in keeper_keys(cfg, in_flight).items():
         keepers[key] = remote.options(
-            name=f"rate:{run_id}:{key}", scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=True),
-        ).remote(rpm, tpm)
+            name=f"rate:{run_id}:{key}", scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+        ).remote(rpm, tpm, hold_s)
     ray.get([k.ping.remote() for k in keepers.values()])
     return keepers
 
