@@ -73,13 +73,6 @@ def close_stale_units(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("UPDATE cluster_units SET status = 'interrupted', finished_at = now() WHERE status = 'running'")
 
 
-def attempts_so_far(con: duckdb.DuckDBPyConnection, model: str, dataset: str) -> int:
-    """Attempts of this unit by earlier runs that did not finish it (a later one goes on counting)."""
-    row = con.execute("SELECT count(*) FROM cluster_units WHERE model = ? AND dataset = ? AND status = 'lost'",
-                      [model, dataset]).fetchone()
-    return int(row[0]) if row else 0
-
-
 def where_units_ran(con: duckdb.DuckDBPyConnection, run_id: str) -> list[tuple[str, str, str, int, str]]:
     """(node_id, model, dataset, attempt, status) of a run's units, for the live view and the summary."""
     return con.execute("SELECT coalesce(node_id, '?'), model, dataset, attempt, status FROM cluster_units "

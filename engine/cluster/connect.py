@@ -11,32 +11,22 @@ only; `auto` and HOST:PORT join a running cluster as Ray's own settings say.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import os
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
 from benchmark.errors import UserError
+from engine.sweep.local_server import is_loopback
 
 INSTALL_HINT = "pip install -e '.[cluster]'"
 # The engine's namespace on a shared cluster: its named actors are found by this name and no other job's.
 NAMESPACE = "moodengine"
 
 
-def is_loopback_address(address: str) -> bool:
-    host = address.rsplit(":", 1)[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def import_ray(address: str) -> ModuleType:
     """The `ray` module, or one UserError line saying how to install it (exit 2)."""
-    if address == "local" or is_loopback_address(address):
+    if address == "local" or is_loopback(f"http://{address}"):
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray

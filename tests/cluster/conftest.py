@@ -10,6 +10,7 @@ writing an auth token under the home folder. The cluster's processes inherit PAT
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -45,6 +46,13 @@ class LocalCluster:
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[LocalCluster]:
     pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
+    with local_cluster() as cluster:
+        yield cluster
+
+
+@contextlib.contextmanager
+def local_cluster() -> Iterator[LocalCluster]:
+    """A head and a worker node (one logical GPU, the custom resource `worker`) on loopback; stopped after."""
     from ray.cluster_utils import Cluster
 
     # Short: Ray's unix sockets live under it, and a socket path has at most 107 characters.

@@ -9,7 +9,6 @@ server is the stand-in `vllm` executable (tests/cluster/fake_vllm.py) that its h
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -159,15 +158,7 @@ def test_driver_killed_then_rerun_asks_nothing_landed_again(sim, ray_cluster, ba
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    # Hosts of the dead driver's job are ended by Ray: until then they may land a few more files.
-    before = -1
-    while before != sim.stats()["total"]:
-        before = sim.stats()["total"]
-        time.sleep(2.0)
-    committed = {(m, d, i) for m, d, i in _rows(db, "SELECT model, dataset, item_id FROM results WHERE status = 'ok'")}
-    for f in (db.parent / f"{db.name}.landing").glob("*.parquet"):
-        t = pq.read_table(f, columns=["model", "dataset", "item_id", "status"]).to_pylist()
-        committed |= {(r["model"], r["dataset"], r["item_id"]) for r in t if r["status"] == "ok"}
+    committed, _landed = committed_after_kill(sim, db)
     assert committed
     sim.reset()
     r = subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT, capture_output=True, text=True, timeout=150)
@@ -182,30 +173,7 @@ def test_one_account_rate_is_global_across_two_nodes(ray_cluster, tmp_path):
     rate, n = 20.0, 300  # R = 20 requests/s shared by two models on two nodes: 15 s
     profiles = {m: {"account": "acct", "rpm": int(10 * rate) + 1} for m in ("ra", "rb")}
     with SimServerProcess(rpm_window_s=10, profiles=profiles, mode="gold") as s:
-        models = tmp_path / "models.toml"
-        models.write_text(f"""
-[accounts.acct]
-rpm = {rate * 60:g}
-
-[[models]]
-name = "ra"
-provider = "openai"
-base_url = "{s.base_url}"
-model = "ra"
-account = "acct"
-max_concurrency = 8
-max_tokens = 8
-
-[[models]]
-name = "rb"
-provider = "openai"
-base_url = "{s.base_url}"
-model = "rb"
-account = "acct"
-max_concurrency = 8
-max_tokens = 8
-ray_resources = {{ worker = 1 }}
-""")
+        models = rate_models(tmp_path / "models.toml", s.base_url, rate)
         db = tmp_path / "rate.duckdb"
         r = subprocess.run([sys.executable, "-m", "engine", "sweep", str(models), str(db), "--datasets", "synthetic",
                             "--limit", str(n // 2), "--quiet", "--cluster", ray_cluster.address], cwd=ROOT,
@@ -217,6 +185,42 @@ ray_resources = {{ worker = 1 }}
                             "epoch(max(finished_at)) - epoch(min(finished_at)) FROM results")
     assert ok == n
     assert (n - 1) / span >= 0.97 * rate
+
+
+def committed_after_kill(sim, db: Path) -> tuple[set[tuple[str, str, str]], int]:
+    """Once the killed driver's hosts are gone (Ray ends its job's actors; until then they may land a few
+    more files): the (model, dataset, item) answered ok in the database or in landed files, and how many
+    rows the landed files hold."""
+    before = -1
+    while before != sim.stats()["total"]:
+        before = sim.stats()["total"]
+        time.sleep(2.0)
+    committed = set(_rows(db, "SELECT model, dataset, item_id FROM results WHERE status = 'ok'"))
+    landed = 0
+    for f in (db.parent / f"{db.name}.landing").glob("*.parquet"):
+        rows = pq.read_table(f, columns=["model", "dataset", "item_id", "status"]).to_pylist()
+        landed += len(rows)
+        committed |= {(r["model"], r["dataset"], r["item_id"]) for r in rows if r["status"] == "ok"}
+    return committed, landed
+
+
+def rate_models(path: Path, url: str, rate: float) -> Path:
+    """Two models sharing one account limited to ``rate`` requests/s, `rb` pinned to the worker node."""
+    path.write_text(f"""
+[accounts.acct]
+rpm = {rate * 60:g}
+""" + "".join(f"""
+[[models]]
+name = "{m}"
+provider = "openai"
+base_url = "{url}"
+model = "{m}"
+account = "acct"
+max_concurrency = 8
+max_tokens = 8
+{pin}
+""" for m, pin in (("ra", ""), ("rb", "ray_resources = { worker = 1 }"))))
+    return path
 
 
 def _wait(cond, proc: subprocess.Popen, timeout: float = 120) -> None:
