@@ -47,7 +47,7 @@ from engine.run.generation import prompt_budgets
 from engine.run.progress import Progress, log
 from engine.run.signals import signalled
 from engine.sweep.plan import SweepOptions, SweepPlan
-from engine.sweep.sweep import SweepResult, run_sweep, stamp_run
+from engine.sweep.prepare import SweepResult, run_sweep, stamp_run
 from engine.version import ENGINE_VERSION
 from providers.errors import ErrorClass, ProviderError
 from store import cluster as units_table

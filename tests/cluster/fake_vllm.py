@@ -3,7 +3,8 @@ the simulator's OpenAI wire (simulator/) with vLLM's `/health` and its `/v1/mode
 
 The tests put an executable named `vllm` that runs this module on PATH; provider = "vllm" is checked only
 against it until a run on a GPU machine. Knobs: FAKE_VLLM_KNOBS (JSON, the simulator's), FAKE_VLLM_MAX_LEN
-(the window it reports), FAKE_VLLM_DIE_AFTER (exit after that many chat requests: a server that dies).
+(the window it reports); `--die-after N` among the arguments (models.toml's serve_args): exit after N chat
+requests, a server that dies.
 """
 
 from __future__ import annotations
@@ -39,10 +40,11 @@ def main() -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--served-model-name")
+    p.add_argument("--die-after", type=int, default=0)
     args, _rest = p.parse_known_args()
     name = args.served_model_name or args.model
     max_len = int(os.environ.get("FAKE_VLLM_MAX_LEN", "4096"))
-    die_after = int(os.environ.get("FAKE_VLLM_DIE_AFTER", "0"))
+    die_after = args.die_after
     served = 0
 
     @web.middleware

@@ -187,6 +187,23 @@ def test_one_account_rate_is_global_across_two_nodes(ray_cluster, tmp_path):
     assert (n - 1) / span >= 0.97 * rate
 
 
+def test_a_unit_whose_server_keeps_dying_is_given_up_as_errors(ray_cluster, tmp_path):
+    models = tmp_path / "models.toml"
+    models.write_text('[[models]]\nname = "dies"\nprovider = "vllm"\nmodel = "stand-in/dies"\nmax_concurrency = 2\n'
+                      'gpus = 1\nserve_args = ["--die-after", "3"]\n')
+    db = tmp_path / "dies.duckdb"
+    from engine.cli import main
+
+    assert main(["sweep", str(models), str(db), "--datasets", "synthetic", "--limit", "20", "--quiet",
+                 "--cluster", ray_cluster.address]) == 0
+    (ok, errors, given_up), = _rows(db, "SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE "
+                                        "status = 'error' AND error LIKE 'cluster: unit dies/synthetic lost 3 times%'), "
+                                        "count(*) FILTER (WHERE error_class = 'transient') FROM results")
+    assert ok + errors == 20 and errors > 0 and given_up == errors
+    assert _rows(db, "SELECT attempt, status FROM cluster_units ORDER BY attempt") == [
+        (1, "lost"), (2, "lost"), (3, "given_up")]
+
+
 def committed_after_kill(sim, db: Path) -> tuple[set[tuple[str, str, str]], int]:
     """Once the killed driver's hosts are gone (Ray ends its job's actors; until then they may land a few
     more files): the (model, dataset, item) answered ok in the database or in landed files, and how many
