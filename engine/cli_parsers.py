@@ -96,6 +96,9 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
                    help="stop dispatching new items once the spend (priced models) reaches USD")
     p.add_argument("--serve", type=int, metavar="PORT",
                    help="serve a live view of the sweep on http://127.0.0.1:PORT/ while it runs")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="run on a Ray cluster: a Ray address (HOST:PORT), auto (inside `ray job submit`) or local "
+                        "(a one-node Ray in this process); needs the cluster extra (docs/cluster.md)")
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -116,7 +119,16 @@ def _sweep(args: argparse.Namespace) -> int:
 
         print_estimate(estimate(opts))
         return 0
-    result = sweep(opts)
+    if args.cluster is not None:
+        # Ray is imported only here, and only by engine/cluster/: without the flag nothing changes.
+        from engine.cluster.driver import sweep_on_cluster
+
+        if args.serve is not None:
+            raise UserError("--serve is not available with --cluster yet (read the snapshot-free database after it, "
+                            "or query the `cluster_units` table)")
+        result = sweep_on_cluster(opts, args.cluster)
+    else:
+        result = sweep(opts)
     if not args.quiet and result.db is not None:
         from engine.report.summary import print_summary
 

@@ -12,7 +12,7 @@ from urllib.parse import urlparse, urlsplit, urlunsplit
 import msgspec
 
 from benchmark.errors import UserError
-from providers.registry import BATCHABLE, CONSTRAINABLE, DEFAULT_BASE_URLS, PROVIDERS
+from providers.registry import BATCHABLE, CONSTRAINABLE, DEFAULT_BASE_URLS, PROVIDERS, SERVED
 
 DEFAULT_CONCURRENCY = 16  # requests in flight per model when models.toml does not say
 
@@ -105,6 +105,17 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     batch_retry: str = "batch"
     batch_poll_s: float = 30.0  # seconds between status polls of a batch in flight
     batch_max_requests: int | None = None  # requests per batch, below the provider's documented cap
+    # provider = "vllm": arguments after `vllm serve MODEL` (e.g. ["--max-model-len", "8192"]); the engine adds
+    # --host, --port and --served-model-name itself.
+    serve_args: list[str] = []
+    # On a Ray cluster (`sweep --cluster`, engine/cluster/); ignored otherwise. `gpus`: GPUs each replica of a
+    # served model (local, vllm) holds on its node; `ray_resources`: Ray custom resources a replica needs
+    # (pins it to the nodes that have them); `replicas`: host actors serving the model, each pulling units;
+    # `placement`: where a model without resources runs, "head" (the driver's node) or "spread" (any node).
+    gpus: int = 0
+    ray_resources: dict[str, float] = {}
+    replicas: int = 1
+    placement: str = "head"
 
     @property
     def concurrency(self) -> int:
@@ -253,10 +264,13 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
         seen.add(m.name)
         if m.provider not in PROVIDERS:
             raise UserError(f"{where}: unknown provider {m.provider!r} (known: {', '.join(PROVIDERS)})")
-        if m.provider == "local":
+        if m.provider in SERVED:
             _validate_local(where, m)
-        elif m.gguf is not None:
+        if m.gguf is not None and m.provider != "local":
             raise UserError(f"{where}: gguf applies to provider 'local' only")
+        if m.serve_args and m.provider != "vllm":
+            raise UserError(f"{where}: serve_args applies to provider 'vllm' only")
+        _validate_placement(where, m)
         url = m.base_url or DEFAULT_BASE_URLS.get(m.provider) or LOCAL_PLACEHOLDER_URL
         parsed = urlparse(url or "")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -361,16 +375,33 @@ def _validate_batch(where: str, m: ModelConfig) -> None:
 
 def _validate_local(where: str, m: ModelConfig) -> None:
     if m.base_url is not None:
-        raise UserError(f"{where}: provider 'local' takes no base_url: the engine starts the server "
+        raise UserError(f"{where}: provider {m.provider!r} takes no base_url: the engine starts the server "
                         "on a free port (use provider 'openai' for a server you run yourself)")
     if m.gguf is not None and not Path(m.gguf).expanduser().is_file():
         raise UserError(f"{where}: gguf {m.gguf!r} is not a file")
     if m.api_key_env is not None:
-        raise UserError(f"{where}: provider 'local' needs no api_key_env")
+        raise UserError(f"{where}: provider {m.provider!r} needs no api_key_env")
+
+
+PLACEMENTS = ("head", "spread")
+
+
+def _validate_placement(where: str, m: ModelConfig) -> None:
+    if m.gpus < 0:
+        raise UserError(f"{where}: gpus must be >= 0")
+    if m.gpus and m.provider not in SERVED:
+        raise UserError(f"{where}: gpus applies to a model the engine serves (provider 'local' or 'vllm')")
+    if m.replicas < 1:
+        raise UserError(f"{where}: replicas must be >= 1")
+    if m.placement not in PLACEMENTS:
+        raise UserError(f"{where}: placement must be \"head\" or \"spread\", not {m.placement!r}")
+    for name, amount in m.ray_resources.items():
+        if not amount > 0:
+            raise UserError(f"{where}: ray_resources.{name} must be > 0")
 
 
 def base_url(m: ModelConfig) -> str:
-    if m.provider == "local" and not m.base_url:
+    if m.provider in SERVED and not m.base_url:
         raise RuntimeError(f"model {m.name!r}: the local server has not been started")
     return (m.base_url or DEFAULT_BASE_URLS[m.provider]).rstrip("/")
 

@@ -27,11 +27,16 @@ ADAPTERS = {
     # A llama.cpp server the engine starts itself (engine/sweep/local_server.py); its
     # base_url is only known once it listens, so there is no default.
     "local": (OpenAIChat, ""),
+    # A vLLM server the engine starts itself (`vllm serve MODEL`), OpenAI-compatible, on loopback.
+    "vllm": (OpenAIChat, ""),
 }
+# The providers whose server the engine starts itself (engine/sweep/local_server.py).
+SERVED = ("local", "vllm")
 PROVIDERS = tuple(ADAPTERS)
 # provider -> the answer constraints (providers/constrain.py) its wire API can carry. The
 # Anthropic Messages API has no constrained decoding in the version this adapter speaks.
-CONSTRAINABLE = {"openai": ("grammar", "json_schema"), "local": ("grammar",), "gemini": ("json_schema",)}
+CONSTRAINABLE = {"openai": ("grammar", "json_schema"), "local": ("grammar",), "vllm": ("json_schema",),
+                 "gemini": ("json_schema",)}
 DEFAULT_BASE_URLS = {name: url for name, (_, url) in ADAPTERS.items() if url}
 
 

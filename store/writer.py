@@ -98,9 +98,14 @@ def to_arrow(rows: list[ResultRow]) -> pa.Table:
 
 def insert_rows(con: duckdb.DuckDBPyConnection, rows: list[ResultRow]) -> None:
     """Upsert rows in one transaction (also used by tests and benchmarks)."""
-    batch = to_arrow(rows)  # noqa: F841 - referenced by name in the SQL
     with transaction(con):
-        con.execute(_UPSERT)
+        upsert_batch(con, to_arrow(rows))
+
+
+def upsert_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table) -> None:
+    """Upsert an Arrow batch of `results` rows (``to_arrow``'s schema) in the caller's transaction: a
+    retried row replaces the earlier error row, attempts adding up (store/cluster.py ingests landed files so)."""
+    con.execute(_UPSERT)  # `batch` is referenced by name in the SQL
 
 
 class Writer:

@@ -2,7 +2,7 @@
 
 providers/ and benchmark/ import no other package of the project; store/ imports neither engine/
 nor providers/; no import cycle between modules of the four packages. Inside engine/, each wing
-(a folder: run, lanes, sweep, report, data, compactbench) and each entry file on top imports only
+(a folder: run, lanes, sweep, report, data, compactbench, cluster) and each entry file on top imports only
 the wings and files WINGS allows it; nothing imports the command line but its own entry files.
 """
 
@@ -32,7 +32,9 @@ WINGS: dict[str, set[str]] = {
     "data": {"run", "errors"},  # run: the shared worker pool
     "report": {"run", "config", "errors", "version"},
     "sweep": {"run", "lanes", "data", "report", "config", "errors", "version"},
-    "cli_parsers": {"run", "lanes", "sweep", "report", "data", "compactbench", "config", "errors", "version"},
+    "cluster": {"run", "lanes", "sweep", "config", "errors", "version"},
+    "cli_parsers": {"run", "lanes", "sweep", "report", "data", "compactbench", "cluster", "config", "errors",
+                    "version"},
     "cli": {"cli_parsers", "run", "errors"},
     "__main__": {"cli", "run"},
     "": set(),  # engine/__init__.py

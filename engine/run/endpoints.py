@@ -3,7 +3,7 @@ circuit breaker per endpoint, and what to say when one gave up."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from yarl import URL
 
@@ -42,21 +42,27 @@ def unreachable_models(breakers: dict[str, Breaker]) -> dict[str, Breaker]:
     return {name: b for name, b in breakers.items() if b.given_up}
 
 
-def build_limits(cfg: ModelsFile) -> dict[str, Limits]:
+def build_limits(cfg: ModelsFile, *, rate: Callable[[str, float | None, float | None], RateLimit] | None = None,
+                 pool: Callable[[str, int], int] | None = None, limits: type[Limits] = Limits) -> dict[str, Limits]:
     """Each model's limits: its own rates and AIMD gate, plus its account's shared rates and pool.
 
     Only models that name the same account share anything; every other model
     has limiters of its own, so a throttled model never slows the others.
+    On a cluster (engine/cluster/limiter.py) ``rate`` makes each rate ('account:NAME', 'model:NAME') a
+    client of a shared keeper, ``pool`` gives an account's pool this host's share, ``limits`` is the class.
     """
-    rates = {name: RateLimit(a.rpm, a.tpm) for name, a in cfg.accounts.items()}
-    pools = {name: AdaptiveLimit(a.max_concurrency) for name, a in cfg.accounts.items() if a.max_concurrency}
+    make = rate or (lambda _key, rpm, tpm: RateLimit(rpm, tpm))
+    rates = {name: make(f"account:{name}", a.rpm, a.tpm) for name, a in cfg.accounts.items()}
+    pools = {name: AdaptiveLimit(pool(name, a.max_concurrency) if pool else a.max_concurrency)
+             for name, a in cfg.accounts.items() if a.max_concurrency}
     out = {}
     for m in [*cfg.models, *(x for x in (cfg.judge, cfg.extractor) if x is not None)]:
         gates = [AdaptiveLimit(m.concurrency)] if m.adaptive else []
         if m.account in pools:
             gates.append(pools[m.account])
         # Own rates first, the account's last (see Limits.acquire).
-        out[m.name] = Limits(RateLimit(m.rpm, m.tpm), rates.get(m.account) if m.account else None, gates=gates)
+        out[m.name] = limits(make(f"model:{m.name}", m.rpm, m.tpm), rates.get(m.account) if m.account else None,
+                             gates=gates)
     return out
 
 

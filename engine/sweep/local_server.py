@@ -1,5 +1,6 @@
 """Local model servers: the llama.cpp server the engine starts itself for `provider = "local"`
-models, and the defaults any server on loopback gets from what it reports.
+models, the vLLM server for `provider = "vllm"` (`vllm serve MODEL`), and the defaults any server on
+loopback gets from what it reports.
 
 A started server listens on a free loopback port, is waited for until it
 answers, and is stopped when the sweep ends, fails or is interrupted. On Linux
@@ -23,6 +24,7 @@ import ipaddress
 import math
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -40,6 +42,7 @@ import orjson
 
 from benchmark.errors import UserError
 from engine.run.progress import log
+from providers.registry import SERVED
 
 if TYPE_CHECKING:
     from engine.config import ModelConfig, ModelsFile
@@ -101,35 +104,52 @@ class LocalServer:
         if not Path(gguf).is_file():
             raise UserError(f"gguf file {gguf} does not exist")
         port = _free_port()
-        self._log = tempfile.NamedTemporaryFile(prefix="engine-llama-", suffix=".log", delete=False)
         cmd = [self.python, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", self.alias,
                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(self.n_ctx)]
+        return self._spawn(cmd, port, ("/v1/models",))
+
+    @property
+    def kind(self) -> str:
+        return "vllm" if isinstance(self, VllmServer) else "llama.cpp"
+
+    def _spawn(self, cmd: list[str], port: int, ready: tuple[str, ...]) -> str:
+        """Start the server's command, wait until every path of ``ready`` answers 200; its /v1 URL."""
+        self._log = tempfile.NamedTemporaryFile(prefix=f"engine-{self.kind}-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
                                      preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         self.base_url = f"http://127.0.0.1:{port}/v1"
         try:
-            self._wait_ready()
+            self._wait_ready(ready)
         except BaseException:
             self.stop()
             raise
         return self.base_url
 
-    def _wait_ready(self) -> None:
+    def _wait_ready(self, paths: tuple[str, ...]) -> None:
         assert self.proc is not None
+        root = self.base_url.removesuffix("/v1")
         deadline = time.monotonic() + self.startup_timeout_s
+        waiting = list(paths)
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise UserError(f"the local llama.cpp server exited at start (code {self.proc.returncode}): "
+                raise UserError(f"the local {self.kind} server exited at start (code {self.proc.returncode}): "
                                 f"{self._log_tail()}")
             try:
-                with urllib.request.urlopen(self.base_url + "/models", timeout=1) as r:
+                with urllib.request.urlopen(root + waiting[0], timeout=1) as r:
                     if r.status == 200:
-                        return
+                        waiting.pop(0)
+                        if not waiting:
+                            return
+                        continue
             except OSError:
                 pass
             time.sleep(0.2)
-        raise UserError(f"the local llama.cpp server did not answer within {self.startup_timeout_s:.0f} s: "
+        raise UserError(f"the local {self.kind} server did not answer within {self.startup_timeout_s:.0f} s: "
                         f"{self._log_tail()}")
+
+    def alive(self) -> bool:
+        """The server process is still running (a host actor restarts its replica when it is not)."""
+        return self.proc is not None and self.proc.poll() is None
 
     def _log_tail(self) -> str:
         if self._log is None:
@@ -165,6 +185,28 @@ class LocalServer:
         self.stop()
 
 
+VLLM_HINT = "install vLLM on the GPU machine (pip install vllm), so that `vllm` is on PATH"
+
+
+class VllmServer(LocalServer):
+    """`vllm serve MODEL` on a free loopback port with models.toml's `serve_args`; ready once `/health` and
+    `/v1/models` answer (vLLM loads the weights before either does: minutes for a large model)."""
+
+    def __init__(self, model: str, *, alias: str, args: list[str] | tuple[str, ...] = (),
+                 startup_timeout_s: float = 1800.0):
+        super().__init__(None, alias=alias, startup_timeout_s=startup_timeout_s)
+        self.model, self.args = model, list(args)
+
+    def start(self) -> str:
+        exe = shutil.which("vllm")
+        if exe is None:
+            raise UserError(f"provider = 'vllm' needs the `vllm` command: {VLLM_HINT}")
+        port = _free_port()
+        cmd = [exe, "serve", self.model, *self.args, "--host", "127.0.0.1", "--port", str(port),
+               "--served-model-name", self.alias]
+        return self._spawn(cmd, port, ("/health", "/v1/models"))
+
+
 @contextmanager
 def serve_local_models(cfg: "ModelsFile", *, quiet: bool = False) -> Iterator["ModelsFile"]:
     """Start a server for each `provider = "local"` model; yield the config with their base_urls,
@@ -172,23 +214,38 @@ def serve_local_models(cfg: "ModelsFile", *, quiet: bool = False) -> Iterator["M
 
     Every server is stopped when the block ends, however it ends.
     """
-    local = [m for m in cfg.models if m.provider == "local"]
+    local = [m for m in cfg.models if m.provider in SERVED]
     if not local:
         yield with_server_defaults(cfg, quiet=quiet)
         return
     with ExitStack() as stack:
-        urls = {}
-        for m in local:
-            n_ctx = m.context_tokens or DEFAULT_N_CTX
-            log(f"starting a local llama.cpp server for {m.name!r} ({m.gguf or DEFAULT_GGUF_NAME}, n_ctx {n_ctx})",
-                quiet=quiet)
-            server = stack.enter_context(LocalServer(Path(m.gguf).expanduser() if m.gguf else None,
-                                                     alias=m.model, n_ctx=n_ctx))
-            urls[m.name] = server.base_url
-        # A started server's window is the one it was given: prompts are fitted to it.
-        models = [msgspec.structs.replace(m, base_url=urls[m.name], context_tokens=m.context_tokens or DEFAULT_N_CTX)
-                  if m.name in urls else m for m in cfg.models]
+        urls = {m.name: stack.enter_context(served(m, quiet=quiet)).base_url for m in local}
+        models = [with_served_url(m, urls[m.name]) if m.name in urls else m for m in cfg.models]
         yield with_server_defaults(msgspec.structs.replace(cfg, models=models), quiet=quiet)
+
+
+@contextmanager
+def served(m: "ModelConfig", *, quiet: bool = False) -> Iterator[LocalServer]:
+    """The server of one `provider = "local"` or `"vllm"` model, started on loopback and stopped after the
+    block (also used by engine/cluster's host actors, one per replica on its node)."""
+    server: LocalServer
+    if m.provider == "vllm":
+        log(f"starting a vLLM server for {m.name!r} ({m.model})", quiet=quiet)
+        server = VllmServer(m.model, alias=m.model, args=m.serve_args)
+    else:
+        n_ctx = m.context_tokens or DEFAULT_N_CTX
+        log(f"starting a local llama.cpp server for {m.name!r} ({m.gguf or DEFAULT_GGUF_NAME}, n_ctx {n_ctx})",
+            quiet=quiet)
+        server = LocalServer(Path(m.gguf).expanduser() if m.gguf else None, alias=m.model, n_ctx=n_ctx)
+    with server:
+        yield server
+
+
+def with_served_url(m: "ModelConfig", url: str) -> "ModelConfig":
+    """The model as its started server serves it: that URL; a llama.cpp server's window is the one it was given
+    (prompts are fitted to it), a vLLM server's the one it reports (with_server_defaults)."""
+    window = m.context_tokens or (DEFAULT_N_CTX if m.provider == "local" else None)
+    return msgspec.structs.replace(m, base_url=url, context_tokens=window)
 
 
 class ServerFacts(msgspec.Struct, frozen=True):
@@ -235,6 +292,13 @@ def probe_server(base_url: str, api_key: str | None = None) -> ServerFacts:
     except (OSError, ValueError, AttributeError):
         pass
     try:
+        listed = (_get_json(root + "/v1/models", headers) or {}).get("data") or []
+        window = _positive((listed[0] or {}).get("max_model_len")) if listed else None
+        if window:  # vLLM: batches continuously (no slots to report), says its window
+            return ServerFacts("vllm", None, window)
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
         title = ((_get_json(root + "/openapi.json", headers) or {}).get("info") or {}).get("title") or ""
         if _LLAMA_CPP_PYTHON_TITLE in str(title):
             return ServerFacts("llama-cpp-python", 1)
@@ -257,22 +321,27 @@ def with_server_defaults(cfg: "ModelsFile", *, quiet: bool = False) -> "ModelsFi
             return m
         if m.base_url not in facts:
             facts[m.base_url] = probe_server(m.base_url, m.api_key())
-        f = facts[m.base_url]
-        changes: dict[str, Any] = {}
-        if m.max_concurrency is None and f.slots:
-            changes["max_concurrency"] = f.slots
-        if m.context_tokens is None and f.n_ctx:
-            changes["context_tokens"] = f.n_ctx
-        if m.timeout_per_token_s is None:
-            # Requests beyond the slots wait their turn there: allow for the ones ahead too.
-            queued = math.ceil(changes.get("max_concurrency", m.concurrency) / (f.slots or 1)) if f.slots else 1
-            changes["timeout_per_token_s"] = LOCAL_S_PER_TOKEN * queued
-        if changes.keys() - {"timeout_per_token_s"}:
-            said = ", ".join(f"{k} = {v}" for k, v in changes.items() if k != "timeout_per_token_s")
-            log(f"{m.name}: {f.kind} server on loopback ({f.slots or '?'} slot(s), window "
-                f"{f.n_ctx or '?'} tokens): {said}", quiet=quiet)
-        return msgspec.structs.replace(m, **changes)
+        return server_defaults(m, facts[m.base_url], quiet=quiet)
 
     models = [fill(m) for m in cfg.models]
     judge = fill(cfg.judge) if cfg.judge is not None else None
     return msgspec.structs.replace(cfg, models=models, judge=judge)
+
+
+def server_defaults(m: "ModelConfig", f: ServerFacts, *, quiet: bool = False) -> "ModelConfig":
+    """The model's unset `max_concurrency`, `context_tokens` and `timeout_per_token_s` from what its loopback
+    server reports (here, or on a cluster node by the model's host actor)."""
+    changes: dict[str, Any] = {}
+    if m.max_concurrency is None and f.slots:
+        changes["max_concurrency"] = f.slots
+    if m.context_tokens is None and f.n_ctx:
+        changes["context_tokens"] = f.n_ctx
+    if m.timeout_per_token_s is None:
+        # Requests beyond the slots wait their turn there: allow for the ones ahead too.
+        queued = math.ceil(changes.get("max_concurrency", m.concurrency) / (f.slots or 1)) if f.slots else 1
+        changes["timeout_per_token_s"] = LOCAL_S_PER_TOKEN * queued
+    if changes.keys() - {"timeout_per_token_s"}:
+        said = ", ".join(f"{k} = {v}" for k, v in changes.items() if k != "timeout_per_token_s")
+        log(f"{m.name}: {f.kind} server on loopback ({f.slots or '?'} slot(s), window "
+            f"{f.n_ctx or '?'} tokens): {said}", quiet=quiet)
+    return msgspec.structs.replace(m, **changes)

@@ -6,7 +6,6 @@ import contextlib
 import functools
 import time
 import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +14,15 @@ import duckdb
 import msgspec
 
 from engine.lanes.batch.model_lane import SweepBatchLane
-from engine.config import ModelConfig, ModelsFile, SweepDefaults, base_url, load_models, public_url
+from engine.config import ModelConfig, ModelsFile, SweepDefaults, load_models
 from engine.run.endpoints import build_breakers, build_limits, model_providers, unreachable_models
-from benchmark.errors import UserError
 from engine.lanes.extract_lane import ExtractorLane, ExtractorPlan, plan_extraction
-from engine.run.generation import ProviderSet, prompt_budgets, request_stamp
-from engine.sweep.identity import check_identities
+from engine.run.generation import ProviderSet, prompt_budgets
 from engine.lanes.judge import JudgeLane, JudgePlan, plan_judging
 from engine.sweep.local_server import serve_local_models
 from engine.lanes.work import PlannedDataset, pending_work
-from engine.sweep.plan import SweepOptions, plan_sweep, run_stamp
+from engine.sweep.plan import SweepOptions, SweepPlan
+from engine.sweep.prepare import SweepResult, run_sweep, stamp_run
 from engine.report.summary import log_run_end
 from engine.version import ENGINE_VERSION
 from engine.run.progress import Progress, log
@@ -35,81 +33,25 @@ from providers.breaker import Breaker
 from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
-from store import extractions, resume, runs, snapshot
+from store import extractions, resume, snapshot
 from store.bootstrap import compute_intervals
-from store.db import connect, transaction, write_failure
-from store.suite_tables import load_suite_tables
-
-
-class SweepResult(msgspec.Struct, kw_only=True):
-    rows_written: int
-    interrupted: bool
-    errors: int
-    skipped: list[tuple[str, str]] = []  # (model, why) for models not run (no API key)
-    spent_usd: float | None = None  # this run's cost (priced models), when --budget is set
-    budget_reached: bool = False
-    run_s: float = 0.0  # wall time of the calling phase, after planning and loading
-    db: Path | None = None  # the database written (flag, models file or default)
-    suite: str | None = None  # name@version of the suite loaded into it
-    unreachable: list[str] = []  # models given up because their endpoint could not be reached
 
 
 def sweep(opts: SweepOptions) -> SweepResult:
-    plan = plan_sweep(opts)
-    opts = plan.opts
-    runnable, skipped = plan.cfg.runnable()
-    for m, why in skipped:
-        # Shown even with --quiet: a model silently missing from a leaderboard is worse.
-        log(f"warning: skipping model {m.name!r}: {why}")
-    if opts.budget_usd is not None:
-        unpriced = [m.name for m in runnable if m.price is None]
-        if unpriced:
-            log(f"warning: --budget counts priced models only; no price for: {', '.join(unpriced)}")
-    cfg = msgspec.structs.replace(plan.cfg, models=runnable)
-    assert opts.db is not None  # with_file_defaults fills it
-    con = connect(opts.db)
-    try:
-        runs.close_stale_runs(con)  # we hold the write lock: a `running` row is a killed sweep's
-        load_suite_tables(con, plan.suite)
-        with serve_local_models(cfg, quiet=opts.quiet) as cfg:
-            result = _sweep_with_store(con, opts=opts, cfg=cfg, suite_name=plan.suite.name,
-                                       suite_version=plan.suite.version, planned=plan.planned)
-    except (duckdb.Error, OSError, BaseExceptionGroup) as e:
-        failure = write_failure(e, opts.db)
-        if failure is None:
-            raise
-        raise failure from None
-    finally:
-        with contextlib.suppress(duckdb.Error):
-            con.close()
-    result.skipped = [(m.name, why) for m, why in skipped]
-    result.db, result.suite = opts.db, f"{plan.suite.name}@{plan.suite.version}"
-    for name, why in result.skipped:
-        log(f"skipped: {name} ({why})", quiet=opts.quiet)
-    return result
+    return run_sweep(opts, _on_this_machine)
+
+
+def _on_this_machine(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnection) -> SweepResult:
+    with serve_local_models(cfg, quiet=plan.opts.quiet) as cfg:
+        return _sweep_with_store(con, opts=plan.opts, cfg=cfg, suite_name=plan.suite.name,
+                                 suite_version=plan.suite.version, planned=plan.planned)
 
 
 def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: ModelsFile, suite_name: str,
                       suite_version: str, planned: list[PlannedDataset]) -> SweepResult:
     names = [m.name for m in cfg.models]
     run_id = uuid.uuid4().hex[:12]
-    if opts.fresh:
-        n = resume.delete_rows(con, names, [p.id for p in planned])
-        log(f"--fresh: deleted {n} stored rows of these models and datasets", quiet=opts.quiet)
-    # Who answers: checked against the stored rows before anything is called (engine/sweep/identity.py).
-    identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, fresh=opts.fresh, quiet=opts.quiet)
-    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, request_stamp(m, p.dataset)) for p in planned},
-                             run_id=run_id, price=m.price, max_output=m.max_tokens, identity=identities[m.name])
-              for m in cfg.models}
-    expected = {(m, p.id): (stamps[m].prompt_hash[p.id], p.dataset.scorer_version) for m in names for p in planned}
-    conflicts = resume.stamp_conflicts(con, expected)
-    if conflicts and not opts.allow_mixed:
-        more = f" (and {len(conflicts) - 3} more)" if len(conflicts) > 3 else ""
-        raise UserError(
-            f"{opts.db} holds rows made with a different prompt or scorer: {'; '.join(conflicts[:3])}{more}. "
-            "Resuming would mix them: rerun with --fresh to redo them, or --allow-mixed to keep both"
-        )
-    _record_run_inputs(con, cfg, planned)
+    stamps = stamp_run(con, opts=opts, cfg=cfg, planned=planned, suite_version=suite_version, run_id=run_id)
 
     counts = resume.done_counts(con, names, {p.id: p.ids for p in planned})
     partial = {(m, p.id): resume.done_keys(con, m, p.id)
@@ -152,18 +94,6 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
         result.spent_usd, result.budget_reached = budget.spent, budget.stopped
     log_run_end(progress, limits, gone, budget, helper=judging.label if judging else None, quiet=opts.quiet)
     return result
-
-
-def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[PlannedDataset]) -> None:
-    now = datetime.now(timezone.utc)
-    with transaction(con):  # one commit, not one per statement
-        for m in cfg.models:
-            runs.record_model(con, m.name, provider=m.provider, base_url=public_url(base_url(m)), model_id=m.model,
-                              metadata=m.metadata, generation=m.request_stamp(), updated_at=now)
-            # What was asked for, so coverage counts items never attempted (a killed run) as missing.
-            for p in planned:
-                runs.record_planned(con, m.name, p.id, p.size, now)
-        runs.record_datasets(con, [p.dataset for p in planned])
 
 
 class SweepLanes(msgspec.Struct, kw_only=True):

@@ -1,0 +1,115 @@
+"""The host actor of one model replica: the model's server on its node (when the engine serves it), its
+limits and breaker, and the units it is handed, run by the existing lane code.
+
+A host of a served model (`provider = "local"`, llama.cpp; `"vllm"`, `vllm serve`) holds `gpus` GPUs of
+its node (Ray's `num_gpus`) and starts the server as its child, bound to loopback there
+(engine/sweep/local_server.py:served); it fills the window and slots from what the server reports, as
+on one machine. An API model's host only calls out. A unit is `engine/lanes/model_lane.py:ModelLane`
+over `engine/lanes/work.py:pending_work` of one dataset, its rows put to a Writer whose insert lands
+Parquet files (engine/cluster/units.py:Landing). A host runs a few units at once: they share its
+model's concurrency gate, so the model's `max_concurrency` holds per host.
+
+If the server dies, the unit stops with ServerDied: the driver replaces the host (a new actor, a new
+server) and hands the unit out again, whose next attempt skips what landed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+
+from engine.cluster.limiter import host_limits
+from engine.cluster.units import HostFacts, Landing, UnitOutcome, UnitTask
+from engine.config import ModelConfig, ModelsFile
+from engine.lanes.model_lane import ModelLane
+from engine.lanes.work import pending_work
+from engine.run.endpoints import build_breakers, model_providers
+from engine.run.progress import Progress
+from engine.sweep.local_server import LocalServer, probe_server, served, server_defaults, with_served_url
+from engine.version import ENGINE_VERSION
+from providers.breaker import Breaker
+from providers.limits import Limits
+from providers.registry import SERVED
+from store.writer import Writer
+
+# Seconds between looks at the server process while a unit runs.
+WATCH_S = 0.5
+# Units a host runs at once: the next one starts while the last calls of one finish.
+UNITS_PER_HOST = 2
+FLUSH_S = 0.5  # a unit's rows are landed at least this often (the Writer's flush)
+
+
+class ServerDied(RuntimeError):
+    """The host's model server exited while a unit ran: the driver replaces the host."""
+
+
+class ModelHost:
+    """The actor's body (engine/cluster/driver.py makes it remote with the model's placement)."""
+
+    def __init__(self, m: ModelConfig, cfg: ModelsFile, keepers: dict[str, Any], pool_shares: dict[str, int]):
+        import ray
+
+        self.node_id = ray.get_runtime_context().get_node_id()
+        self._stack = contextlib.ExitStack()
+        self._server: LocalServer | None = None
+        if m.provider in SERVED:
+            self._server = self._stack.enter_context(served(m, quiet=True))
+            url = self._server.base_url
+            m = server_defaults(with_served_url(m, url), probe_server(url), quiet=True)
+        self.m, self.cfg, self.keepers, self.pool_shares = m, cfg, keepers, pool_shares
+        self._limits: Limits | None = None
+        self._breaker: Breaker | None = None
+
+    def facts(self) -> HostFacts:
+        return HostFacts(node_id=self.node_id, model=self.m, engine_version=ENGINE_VERSION)
+
+    async def run_unit(self, task: UnitTask) -> UnitOutcome:
+        m = self.m
+        if self._limits is None:  # made on the actor's event loop, shared by its units
+            self._limits = host_limits(m, self.cfg, self.keepers, self.pool_shares)
+            self._breaker = build_breakers([m], quiet=True)[m.name]
+        planned = task.planned
+        done = set(task.done)
+        work = pending_work([planned], lambda _id: task.n_done, lambda _id: done, {planned.id: task.prompt_budget})
+        providers = model_providers(m, self._limits, [planned.dataset], self._breaker)
+        landing = Landing(Path(task.landing), run_id=task.run_id, model=m.name, dataset=planned.id,
+                          attempt=task.attempt)
+        writer = Writer(cast(Any, None), insert=landing.land, flush_s=FLUSH_S)
+        progress = Progress(quiet=True)
+        progress.add(m.name, planned.size, task.n_done)
+        lane = ModelLane(m.name, provider=providers, work=work, concurrency=m.concurrency, stamps=task.stamps)
+        died = False
+
+        async def watch(scope: anyio.CancelScope) -> None:
+            nonlocal died
+            while self._alive():
+                await anyio.sleep(WATCH_S)
+            died = True
+            scope.cancel()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer.run)
+            tg.start_soon(watch, tg.cancel_scope)
+            try:
+                await lane.drive(writer, progress, None)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await providers.aclose()
+                    await writer.close()
+                    await writer.finished.wait()
+                tg.cancel_scope.cancel()
+        if died:
+            raise ServerDied(f"{m.name}: the model's server on node {self.node_id} exited")
+        assert self._breaker is not None
+        return UnitOutcome(node_id=self.node_id, rows=writer.rows_written,
+                           errors=progress.counters[m.name].errors, unreachable=self._breaker.given_up)
+
+    def _alive(self) -> bool:
+        return self._server is None or self._server.alive()
+
+    def stop(self) -> None:
+        """Stop the model's server (also done by the server's death signal when the actor is killed)."""
+        self._stack.close()

@@ -1,0 +1,87 @@
+"""The unit of work on a cluster, one (model, dataset), the prefix of the resume key; and its landing.
+
+The driver plans a unit exactly as the single-machine sweep plans a model's items: the dataset's seeded
+sample (engine/sweep/plan.py), the model's stamps and identity (engine/sweep/sweep.py:stamp_run), and the
+keys already stored. A host receives the sample's raw records with it, so no node but the driver reads
+the data folder.
+
+Landing: a host's rows go through the same batched Writer as on one machine (store/writer.py), whose
+insert writes each flush as one Parquet file in the landing folder beside the database: a temporary name,
+fsync, then a rename, so a file under its final name is whole. The name says run, model, dataset, attempt
+and sequence (store/cluster.py ingests them, each once).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import msgspec
+import pyarrow.parquet as pq
+
+from engine.config import ModelConfig
+from engine.lanes.model_lane import Stamps
+from engine.lanes.work import PlannedDataset
+from store.writer import ResultRow, to_arrow
+
+# Attempts of a unit lost with its node or server before it is given up (its pending items stored as errors).
+MAX_ATTEMPTS = 3
+
+
+class UnitTask(msgspec.Struct, kw_only=True):
+    """What a host is handed: one model's pending calls on one dataset."""
+
+    run_id: str
+    model: str
+    planned: PlannedDataset  # the dataset and its seeded sample (raw records)
+    n_done: int  # planned items already answered ok (the driver's anti-join)
+    done: list[tuple[str, int]]  # their keys (item_id, sample), when some are
+    attempt: int
+    stamps: Stamps
+    landing: str  # the landing folder, on storage every node sees
+    prompt_budget: int | None  # tokens a prompt may take for this model on this dataset
+
+    @property
+    def dataset(self) -> str:
+        return self.planned.id
+
+
+class UnitOutcome(msgspec.Struct, kw_only=True):
+    node_id: str
+    rows: int
+    errors: int
+    unreachable: bool = False  # the endpoint's breaker gave up: the rest stays unasked
+
+
+class HostFacts(msgspec.Struct, kw_only=True):
+    """A host actor as its node sees it: where it runs and the model as served there."""
+
+    node_id: str
+    model: ModelConfig  # with the started server's base_url and what it reports (window, slots)
+    engine_version: str
+
+
+def landing_folder(db: Path) -> Path:
+    return db.with_name(db.name + ".landing")
+
+
+class Landing:
+    """The insert of a unit's Writer: each flush of rows as one whole Parquet file in the landing folder."""
+
+    def __init__(self, folder: Path, *, run_id: str, model: str, dataset: str, attempt: int):
+        self.folder = folder
+        # '+' separates the parts: quote(safe="") encodes it inside a name, with '/' and every other oddity.
+        self.stem = "+".join((run_id, quote(model, safe=""), quote(dataset, safe=""), f"a{attempt}"))
+        self.sequence = 0
+
+    def land(self, _con: Any, rows: list[ResultRow]) -> None:
+        self.sequence += 1  # the Writer flushes one batch at a time
+        name = f"{self.stem}+{self.sequence:06d}"
+        tmp = self.folder / f"{name}.tmp"
+        with open(tmp, "wb") as f:
+            pq.write_table(to_arrow(rows), f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.folder / f"{name}.parquet")

@@ -1,0 +1,115 @@
+"""What a sweep does before its first call, on this machine or as engine/cluster's driver: plan, open the
+database (`run_sweep`), check who answers and stamp the run (`stamp_run`); and the result it returns."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import msgspec
+
+from benchmark.errors import UserError
+from engine.config import ModelsFile, base_url, public_url
+from engine.lanes.model_lane import Stamps
+from engine.lanes.work import PlannedDataset
+from engine.run.generation import request_stamp
+from engine.run.progress import log
+from engine.sweep.identity import check_identities
+from engine.sweep.plan import SweepOptions, SweepPlan, plan_sweep, run_stamp
+from store import resume, runs
+from store.db import connect, transaction, write_failure
+from store.suite_tables import load_suite_tables
+
+
+class SweepResult(msgspec.Struct, kw_only=True):
+    rows_written: int
+    interrupted: bool
+    errors: int
+    skipped: list[tuple[str, str]] = []  # (model, why) for models not run (no API key)
+    spent_usd: float | None = None  # this run's cost (priced models), when --budget is set
+    budget_reached: bool = False
+    run_s: float = 0.0  # wall time of the calling phase, after planning and loading
+    db: Path | None = None  # the database written (flag, models file or default)
+    suite: str | None = None  # name@version of the suite loaded into it
+    unreachable: list[str] = []  # models given up because their endpoint could not be reached
+
+
+SweepBody = Callable[[SweepPlan, ModelsFile, duckdb.DuckDBPyConnection], SweepResult]
+
+
+def run_sweep(opts: SweepOptions, body: SweepBody) -> SweepResult:
+    """Plan, skip the models without a key, open the database, and run ``body`` (this machine's sweep,
+    or engine/cluster's driver) on the plan, the runnable models and the connection; a failing
+    database becomes one StoreError line."""
+    plan = plan_sweep(opts)
+    opts = plan.opts
+    runnable, skipped = plan.cfg.runnable()
+    for m, why in skipped:
+        # Shown even with --quiet: a model silently missing from a leaderboard is worse.
+        log(f"warning: skipping model {m.name!r}: {why}")
+    if opts.budget_usd is not None:
+        unpriced = [m.name for m in runnable if m.price is None]
+        if unpriced:
+            log(f"warning: --budget counts priced models only; no price for: {', '.join(unpriced)}")
+    cfg = msgspec.structs.replace(plan.cfg, models=runnable)
+    assert opts.db is not None  # with_file_defaults fills it
+    con = connect(opts.db)
+    try:
+        runs.close_stale_runs(con)  # we hold the write lock: a `running` row is a killed sweep's
+        load_suite_tables(con, plan.suite)
+        result = body(plan, cfg, con)
+    except (duckdb.Error, OSError, BaseExceptionGroup) as e:
+        failure = write_failure(e, opts.db)
+        if failure is None:
+            raise
+        raise failure from None
+    finally:
+        with contextlib.suppress(duckdb.Error):
+            con.close()
+    result.skipped = [(m.name, why) for m, why in skipped]
+    result.db, result.suite = opts.db, f"{plan.suite.name}@{plan.suite.version}"
+    for name, why in result.skipped:
+        log(f"skipped: {name} ({why})", quiet=opts.quiet)
+    return result
+
+
+def stamp_run(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset],
+              suite_version: str, run_id: str) -> dict[str, Stamps]:
+    """Before any call: --fresh, who answers (identities), each model's stamps, the stamp check against
+    stored rows, and what the run plans (models, planned items, datasets). Shared with engine/cluster."""
+    names = [m.name for m in cfg.models]
+    if opts.fresh:
+        n = resume.delete_rows(con, names, [p.id for p in planned])
+        log(f"--fresh: deleted {n} stored rows of these models and datasets", quiet=opts.quiet)
+    # Who answers: checked against the stored rows before anything is called (engine/sweep/identity.py).
+    identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, fresh=opts.fresh, quiet=opts.quiet)
+    stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, request_stamp(m, p.dataset)) for p in planned},
+                             run_id=run_id, price=m.price, max_output=m.max_tokens, identity=identities[m.name])
+              for m in cfg.models}
+    expected = {(m, p.id): (stamps[m].prompt_hash[p.id], p.dataset.scorer_version) for m in names for p in planned}
+    conflicts = resume.stamp_conflicts(con, expected)
+    if conflicts and not opts.allow_mixed:
+        more = f" (and {len(conflicts) - 3} more)" if len(conflicts) > 3 else ""
+        raise UserError(
+            f"{opts.db} holds rows made with a different prompt or scorer: {'; '.join(conflicts[:3])}{more}. "
+            "Resuming would mix them: rerun with --fresh to redo them, or --allow-mixed to keep both"
+        )
+    _record_run_inputs(con, cfg, planned)
+    return stamps
+
+
+def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[PlannedDataset]) -> None:
+    now = datetime.now(timezone.utc)
+    with transaction(con):  # one commit, not one per statement
+        for m in cfg.models:
+            runs.record_model(con, m.name, provider=m.provider, base_url=public_url(base_url(m)), model_id=m.model,
+                              metadata=m.metadata, generation=m.request_stamp(), updated_at=now)
+            # What was asked for, so coverage counts items never attempted (a killed run) as missing.
+            for p in planned:
+                runs.record_planned(con, m.name, p.id, p.size, now)
+        runs.record_datasets(con, [p.dataset for p in planned])
+
+

@@ -1,0 +1,83 @@
+"""A two-node Ray cluster on loopback for the module that needs one (tests/cluster/test_cluster.py).
+
+Found with Ray 2.60: on Linux Ray replaces 127.0.0.1 with the machine's address when a driver connects
+unless RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 (read when Ray is imported, so set here, first); a killed
+cluster leaves an address file that a bare `ray.init()` would join, so every test passes an address and
+the cluster lives under its own temporary folder (RAY_TMPDIR); RAY_AUTH_MODE=disabled keeps Ray from
+writing an auth token under the home folder. The cluster's processes inherit PATH with the stand-in
+`vllm` (tests/cluster/fake_vllm.py) and PYTHONPATH with this checkout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cluster.fake_vllm import write_executable
+
+ROOT = Path(__file__).resolve().parents[2]
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+WORKER = dict(num_cpus=1, num_gpus=1, resources={"worker": 1})  # logical GPU: nothing checks it is real
+
+
+@dataclass
+class LocalCluster:
+    cluster: Any
+    worker: Any
+    address: str
+    bin: Path
+
+    def kill_worker(self) -> None:
+        """The worker node dies (its raylet and every process on it); a replacement joins, as an autoscaler
+        or KubeRay would bring one."""
+        self.cluster.remove_node(self.worker, allow_graceful=False)
+        self.worker = self.cluster.add_node(**WORKER)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[LocalCluster]:
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
+    with local_cluster() as cluster:
+        yield cluster
+
+
+@contextlib.contextmanager
+def local_cluster() -> Iterator[LocalCluster]:
+    """A head and a worker node (one logical GPU, the custom resource `worker`) on loopback; stopped after."""
+    from ray.cluster_utils import Cluster
+
+    # Short: Ray's unix sockets live under it, and a socket path has at most 107 characters.
+    tmp = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
+    (tmp / "ray").mkdir()
+    (tmp / "bin").mkdir()
+    write_executable(tmp / "bin")
+    saved = {k: os.environ.get(k) for k in ("RAY_TMPDIR", "PATH", "PYTHONPATH")}
+    os.environ["RAY_TMPDIR"] = str(tmp)
+    os.environ["PATH"] = f"{tmp / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), saved["PYTHONPATH"]]))
+    cluster = Cluster(initialize_head=True, head_node_args=dict(num_cpus=1, include_dashboard=False,
+                                                                temp_dir=str(tmp / "ray")))
+    try:
+        worker = cluster.add_node(**WORKER)
+        cluster.wait_for_nodes()
+        yield LocalCluster(cluster, worker, cluster.address, tmp / "bin")
+    finally:
+        import ray
+
+        ray.shutdown()
+        cluster.shutdown()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,278 @@
+"""The same sweep on a two-node Ray cluster on loopback (tests/cluster/conftest.py): equal to the
+single-process sweep, and still equal after losing the worker node (and restarting the rate keeper), after
+`kill -9` of the driver, and with one account's rate shared across both nodes.
+
+Models: `m_head` (an API model, on the head by default), `m_worker` (pinned to the worker node by a Ray
+custom resource) on the simulator, and `m_vllm` (provider "vllm", one logical GPU: the worker node) whose
+server is the stand-in `vllm` executable (tests/cluster/fake_vllm.py) that its host actor starts.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections import Counter
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from benchmark import registry
+from engine.sweep.plan import load_dataset
+from simulator.core import fingerprint
+from simulator.server import SimServerProcess
+from tests.cluster.conftest import ROOT, LocalCluster
+from tests.conftest import DATA_DIR
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
+
+DATASETS = ("copa", "wsc", "sst2", "rte", "wic", "eq60")  # six small datasets of the suite, 50 items each
+LIMIT = 50
+SEED = 20250826
+# Every column but run ids and timings.
+COLUMNS = ("model, dataset, item_id, sample, status, error_class, error, attempts, response, prediction, gold, score, "
+           "measures, input_tokens, output_tokens, model_version, prompt_hash, suite_version, scorer_version, "
+           "finish_reason, blocked, cost_usd, identity, extracted_by")
+
+
+def _models(path: Path, sim_url: str) -> Path:
+    path.write_text(f"""
+[accounts.acct]
+rpm = 60000
+
+[[models]]
+name = "m_head"
+provider = "openai"
+base_url = "{sim_url}"
+model = "m_head"
+account = "acct"
+max_concurrency = 8
+
+[[models]]
+name = "m_worker"
+provider = "openai"
+base_url = "{sim_url}"
+model = "m_worker"
+account = "acct"
+max_concurrency = 4
+ray_resources = {{ worker = 1 }}
+
+[[models]]
+name = "m_vllm"
+provider = "vllm"
+model = "stand-in/vllm-model"
+max_concurrency = 4
+gpus = 1
+""")
+    return path
+
+
+def _sweep_args(models: Path, db: Path, *extra: str) -> list[str]:
+    return ["sweep", str(models), str(db), "--datasets", ",".join(DATASETS), "--limit", str(LIMIT),
+            "--data-dir", str(DATA_DIR), "--quiet", *extra]
+
+
+def _driver(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "engine", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _rows(db: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _assert_equal(db: Path, baseline: Path) -> None:
+    order = "ORDER BY model, dataset, item_id, sample"
+    got, want = _rows(db, f"SELECT {COLUMNS} FROM results {order}"), _rows(baseline, f"SELECT {COLUMNS} FROM results {order}")
+    assert len(got) == len(want) == 3 * len(DATASETS) * LIMIT
+    assert [r for r in got if r not in set(want)] == []  # 0 differing rows
+    assert _rows(db, "SELECT count(*) - count(DISTINCT (model, dataset, item_id, sample)) FROM results") == [(0,)]
+    board = "SELECT model, total, vetoed FROM leaderboard ORDER BY model"
+    assert _rows(db, board) == _rows(baseline, board)
+
+
+@pytest.fixture(scope="module")
+def sim():
+    with SimServerProcess(profiles={"m_worker": {"latency_ms": 40}}) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def baseline(sim, ray_cluster: LocalCluster, tmp_path_factory) -> tuple[Path, Path]:
+    """The single-process sweep (no --cluster) of the same models file: the reference rows."""
+    if not all((DATA_DIR / d).is_dir() for d in DATASETS):
+        pytest.skip(f"real data for {', '.join(DATASETS)} not found under {DATA_DIR}")
+    tmp = tmp_path_factory.mktemp("baseline")
+    models = _models(tmp / "models.toml", sim.base_url)
+    from engine.cli import main
+
+    assert main(_sweep_args(models, tmp / "one.duckdb")) == 0
+    return models, tmp / "one.duckdb"
+
+
+def test_two_node_sweep_equals_the_single_process_sweep(ray_cluster, baseline, tmp_path):
+    models, one = baseline
+    from engine.cli import main
+
+    assert main(_sweep_args(models, tmp_path / "two.duckdb", "--cluster", ray_cluster.address)) == 0
+    _assert_equal(tmp_path / "two.duckdb", one)
+    placed = dict(_rows(tmp_path / "two.duckdb", "SELECT model, list(DISTINCT node_id) FROM cluster_units GROUP BY 1"))
+    assert placed["m_worker"] == [ray_cluster.worker.node_id] == placed["m_vllm"]
+    assert placed["m_head"] != placed["m_worker"]
+    assert not list((tmp_path / "two.duckdb.landing").iterdir())  # every landed file ingested and removed
+
+
+def test_losing_the_worker_node_and_the_rate_keeper_loses_nothing(sim, ray_cluster, baseline, tmp_path):
+    models, one = baseline
+    db = tmp_path / "loss.duckdb"
+    sim.reset()
+    proc = _driver(_sweep_args(models, db, "--cluster", ray_cluster.address))
+    try:
+        _wait(lambda: sim.stats()["by_model"].get("m_worker", 0) >= 0.4 * len(DATASETS) * LIMIT, proc)
+        _restart_rate_keeper(ray_cluster.address)
+        ray_cluster.kill_worker()
+        _, err = proc.communicate(timeout=150)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    _assert_equal(db, one)
+    statuses = _rows(db, "SELECT model, status, count(*) FROM cluster_units GROUP BY ALL")
+    assert any(m in ("m_worker", "m_vllm") and s == "lost" for m, s, _ in statuses), statuses
+
+
+def test_driver_killed_then_rerun_asks_nothing_landed_again(sim, ray_cluster, baseline, tmp_path):
+    models, one = baseline
+    db = tmp_path / "kill.duckdb"
+    sim.reset()
+    args = _sweep_args(models, db, "--cluster", ray_cluster.address)
+    proc = _driver(args)
+    try:
+        _wait(lambda: sim.stats()["total"] >= 0.5 * 2 * len(DATASETS) * LIMIT, proc)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    committed, _landed = committed_after_kill(sim, db)
+    assert committed
+    sim.reset()
+    r = subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT, capture_output=True, text=True, timeout=150)
+    assert r.returncode == 0, r.stderr[-3000:]
+    asked = set(sim.stats()["by_prompt"])
+    prints = _fingerprints()
+    again = sorted(k for k in committed if prints.get(k) in asked)
+    assert not again, (len(again), len(committed), again[:5], r.stderr[-2000:])  # 0 landed rows asked again
+    _assert_equal(db, one)
+
+
+def test_one_account_rate_is_global_across_two_nodes(ray_cluster, tmp_path):
+    rate, n = 20.0, 300  # R = 20 requests/s shared by two models on two nodes: 15 s
+    profiles = {m: {"account": "acct", "rpm": int(10 * rate) + 1} for m in ("ra", "rb")}
+    with SimServerProcess(rpm_window_s=10, profiles=profiles, mode="gold") as s:
+        models = rate_models(tmp_path / "models.toml", s.base_url, rate)
+        db = tmp_path / "rate.duckdb"
+        r = subprocess.run([sys.executable, "-m", "engine", "sweep", str(models), str(db), "--datasets", "synthetic",
+                            "--limit", str(n // 2), "--quiet", "--cluster", ray_cluster.address], cwd=ROOT,
+                           capture_output=True, text=True, timeout=150)
+        assert r.returncode == 0, r.stderr[-3000:]
+        stats = s.stats()
+    assert stats["by_status"].get("429", 0) == 0  # the server's own 10 s window (10R + 1) never refused one
+    (ok, span), = _rows(db, "SELECT count(*) FILTER (WHERE status = 'ok'), "
+                            "epoch(max(finished_at)) - epoch(min(finished_at)) FROM results")
+    assert ok == n
+    assert (n - 1) / span >= 0.97 * rate
+
+
+def test_a_unit_whose_server_keeps_dying_is_given_up_as_errors(ray_cluster, tmp_path):
+    models = tmp_path / "models.toml"
+    models.write_text('[[models]]\nname = "dies"\nprovider = "vllm"\nmodel = "stand-in/dies"\nmax_concurrency = 2\n'
+                      'gpus = 1\nserve_args = ["--die-after", "3"]\n')
+    db = tmp_path / "dies.duckdb"
+    from engine.cli import main
+
+    assert main(["sweep", str(models), str(db), "--datasets", "synthetic", "--limit", "20", "--quiet",
+                 "--cluster", ray_cluster.address]) == 0
+    (ok, errors, given_up), = _rows(db, "SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE "
+                                        "status = 'error' AND error LIKE 'cluster: unit dies/synthetic lost 3 times%'), "
+                                        "count(*) FILTER (WHERE error_class = 'transient') FROM results")
+    assert ok + errors == 20 and errors > 0 and given_up == errors
+    assert _rows(db, "SELECT attempt, status FROM cluster_units ORDER BY attempt") == [
+        (1, "lost"), (2, "lost"), (3, "given_up")]
+
+
+def committed_after_kill(sim, db: Path) -> tuple[set[tuple[str, str, str]], int]:
+    """Once the killed driver's hosts are gone (Ray ends its job's actors; until then they may land a few
+    more files): the (model, dataset, item) answered ok in the database or in landed files, and how many
+    rows the landed files hold."""
+    before = -1
+    while before != sim.stats()["total"]:
+        before = sim.stats()["total"]
+        time.sleep(2.0)
+    committed = set(_rows(db, "SELECT model, dataset, item_id FROM results WHERE status = 'ok'"))
+    landed = 0
+    for f in (db.parent / f"{db.name}.landing").glob("*.parquet"):
+        rows = pq.read_table(f, columns=["model", "dataset", "item_id", "status"]).to_pylist()
+        landed += len(rows)
+        committed |= {(r["model"], r["dataset"], r["item_id"]) for r in rows if r["status"] == "ok"}
+    return committed, landed
+
+
+def rate_models(path: Path, url: str, rate: float) -> Path:
+    """Two models sharing one account limited to ``rate`` requests/s, `rb` pinned to the worker node."""
+    path.write_text(f"""
+[accounts.acct]
+rpm = {rate * 60:g}
+""" + "".join(f"""
+[[models]]
+name = "{m}"
+provider = "openai"
+base_url = "{url}"
+model = "{m}"
+account = "acct"
+max_concurrency = 8
+max_tokens = 8
+{pin}
+""" for m, pin in (("ra", ""), ("rb", "ray_resources = { worker = 1 }"))))
+    return path
+
+
+def _wait(cond, proc: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert proc.poll() is None, proc.stderr.read()[-3000:] if proc.stderr else ""
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def _restart_rate_keeper(address: str) -> None:
+    """Kill the account's rate keeper actor; Ray restarts it and the hosts' bookings are retried."""
+    import ray
+
+    ray.init(address=address, namespace="moodengine", log_to_driver=False)
+    try:
+        names = [a["name"] if isinstance(a, dict) else a for a in ray.util.list_named_actors()]
+        keeper = next(n for n in names if n.endswith(":account:acct"))
+        ray.kill(ray.get_actor(keeper), no_restart=False)
+    finally:
+        ray.shutdown()
+
+
+def _fingerprints() -> dict[tuple[str, str, str], str]:
+    """(model, dataset, item) -> the simulator's fingerprint of its prompt, for prompts only one item has (WSC
+    holds items with the very same prompt: asking one of them says nothing about the other)."""
+    out = {}
+    for d in DATASETS:
+        planned = load_dataset(registry.get(d), DATA_DIR, LIMIT, SEED)
+        for model in ("m_head", "m_worker"):
+            for it in planned.items:
+                out[(model, d, it.id)] = fingerprint(model, [{"role": m.role, "content": m.content} for m in it.messages])
+    shared = {v for v, n in Counter(out.values()).items() if n > 1}
+    return {k: v for k, v in out.items() if v not in shared}
+
+
