@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from urllib.parse import urlparse
 import msgspec
 
 from engine.errors import UserError
+from providers.redact import too_short
 from providers.registry import BATCHABLE, CONSTRAINABLE, DEFAULT_BASE_URLS, PROVIDERS
 
 DEFAULT_CONCURRENCY = 16  # requests in flight per model when models.toml does not say
@@ -327,6 +329,9 @@ def _validate_generation(where: str, m: ModelConfig, account: Account | None) ->
     if api_key is not None and any(ord(c) < 32 or ord(c) == 127 for c in api_key):
         raise UserError(f"{where}: the API key in environment variable {m.api_key_env} contains a control "
                         "character (a pasted newline or carriage return?): set it again without it")
+    if api_key and too_short(api_key):  # masking "a" or "EMPTY" would rewrite every word holding it
+        print(f"warning: {where}: the key in {m.api_key_env} has {len(api_key)} character(s), too short to be a "
+              "secret (a local server's placeholder?): it is not hidden from messages", file=sys.stderr)
 
 
 BATCH_PROVIDERS = BATCHABLE  # the providers with a batch wire (providers/batch_*.py)

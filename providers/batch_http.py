@@ -4,8 +4,9 @@ A batch wire (providers/batch_openai.py, batch_anthropic.py, batch_gemini.py)
 speaks to the endpoint its synchronous adapter calls, with the adapter's
 headers (so its key) and its retry settings, but through its own session: a
 download may take far longer than a chat call, and a batch is not charged to
-the model's synchronous rate limits. Every text it hands back (results, errors,
-statuses) goes through the adapter's ``Redactor``, as ``HttpChat.chat`` does.
+the model's synchronous rate limits. Every error and status text it hands back
+goes through the adapter's ``Redactor``, and an answer holding the key is
+refused, as ``HttpChat.chat`` does.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import orjson
 
 from providers.base import ChatResult
 from providers.batch import BatchOutcome, BatchRequest, check_requests
-from providers.errors import (ErrorClass, ProviderError, classify_exception, safety_block, status_error,
-                              unanswered)
+from providers.errors import (ErrorClass, ProviderError, classify_exception, key_in_answer, safety_block,
+                              status_error, unanswered)
 from providers.http import CONNECT_TIMEOUT_S, HttpChat
 from providers.retry import with_retries
 
@@ -168,9 +169,11 @@ class BatchHttp:
         """The outcome of a request the provider answered with ``status`` and body ``raw``."""
         if status == 200:
             try:
-                return BatchOutcome(custom_id, result=self._redactor.struct(self._adapter.parse(raw)))
+                result = self._adapter.parse(raw)
             except ProviderError as e:
                 return self.failed(custom_id, e)
+            leak = self._redactor.exposing_field(result)  # as HttpChat.chat: refused, never altered
+            return self.failed(custom_id, key_in_answer(leak)) if leak else BatchOutcome(custom_id, result=result)
         text = raw[:4000].decode("utf-8", "replace")
         blocked = safety_block(status, text)
         if blocked is not None:  # as HttpChat: a vendor's filter refusing is an answer

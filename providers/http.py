@@ -16,7 +16,8 @@ from yarl import URL
 from providers.base import ChatResult
 from providers.breaker import Breaker
 from providers.constrain import AnswerSpace
-from providers.errors import ErrorClass, ProviderError, classify_exception, safety_block, status_error
+from providers.errors import (ErrorClass, ProviderError, classify_exception, key_in_answer, safety_block,
+                              status_error)
 from providers.limits import OK, OTHER, THROTTLED, Limits
 from providers.redact import Redactor
 from providers.retry import with_retries
@@ -104,9 +105,13 @@ class HttpChat:
 
     async def chat(self, messages: Sequence[Any], answer: AnswerSpace | None = None) -> ChatResult:
         """One answer or one classified error; the only way out of the adapter, so the one
-        place where the key is taken out of whatever the server sent back."""
+        place where the key is taken out of errors and kept from answers."""
         try:
-            return self._redactor.struct(await self._chat(messages, answer))
+            result = await self._chat(messages, answer)
+            leak = self._redactor.exposing_field(result)
+            if leak is not None:
+                raise key_in_answer(leak)
+            return result  # an answer is never altered (providers/redact.py)
         except ProviderError as e:
             raise self._redactor.error(e) from None
         except Exception as e:

@@ -96,6 +96,17 @@ def test_api_key_with_control_characters_names_the_variable_not_the_key(tmp_path
     assert "sk-a" not in msg and "\n" not in msg
 
 
+def test_a_key_too_short_to_be_secret_is_said_once_at_load(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ENGINE_TEST_KEY", "EMPTY")
+    load_models(write(tmp_path, GOOD))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "models[1] (name 'b')" in err[0] and "ENGINE_TEST_KEY has 5 character(s)" in err[0]
+    assert "EMPTY" not in err[0] and "not hidden" in err[0]
+    monkeypatch.setenv("ENGINE_TEST_KEY", "sk-long-enough-key")
+    load_models(write(tmp_path, GOOD))
+    assert capsys.readouterr().err == ""
+
+
 def test_missing_env_var_skips_that_model_only(tmp_path, monkeypatch):
     monkeypatch.delenv("ENGINE_TEST_KEY", raising=False)
     cfg = load_models(write(tmp_path, GOOD))
