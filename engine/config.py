@@ -260,6 +260,7 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
             raise UserError(f"{where}: gguf applies to provider 'local' only")
         url = m.base_url or DEFAULT_BASE_URLS.get(m.provider) or LOCAL_PLACEHOLDER_URL
         parsed = urlparse(url or "")
+        _validate_url_parts(where, parsed.netloc, parsed.query, parsed.fragment)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise UserError(f"{where}: base_url {url!r} is not an http(s) URL")
         url_path = parsed.path.rstrip("/")
@@ -306,6 +307,18 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
         if not runnable:
             names = sorted({m.api_key_env for m, _ in skipped if m.api_key_env})
             raise UserError(f"{path}: no model can run: none of its API keys is set (set {', '.join(names)})")
+
+
+def _validate_url_parts(where: str, netloc: str, query: str, fragment: str) -> None:
+    """Refuse what base_url must not carry; neither message shows the URL (it may hold a secret)."""
+    if "@" in netloc:
+        # aiohttp would send them as Basic auth (and fail beside a Bearer key); the URL is stored and printed.
+        raise UserError(f"{where}: base_url carries credentials (user:password@ before the host): remove them; "
+                        "a key is given by api_key_env, the name of the environment variable holding it")
+    if query or fragment:
+        # The adapter appends the API's path to base_url: a query would end up inside the path.
+        raise UserError(f"{where}: base_url has a {'query (?...)' if query else 'fragment (#...)'}: the adapter "
+                        "appends the API's path to it, so every request would miss; remove it")
 
 
 # Ranges every provider accepts (OpenAI's are the widest); a value outside is a typo, not a setting.

@@ -19,7 +19,7 @@ from providers.constrain import AnswerSpace
 from providers.errors import (ErrorClass, ProviderError, classify_exception, key_in_answer, safety_block,
                               status_error)
 from providers.limits import OK, OTHER, THROTTLED, Limits
-from providers.redact import Redactor
+from providers.redact import Redactor, url_secrets
 from providers.retry import with_retries
 
 DEFAULT_MAX_OUTPUT = 256  # output tokens assumed by estimates when max_tokens is not set
@@ -41,7 +41,7 @@ class HttpChat:
         self._url = url
         self._target = URL(url)  # parsed once, not on every request
         self._headers = headers
-        self._redactor = Redactor([api_key])
+        self._redactor = Redactor([api_key, *url_secrets(url)])  # Basic credentials in the URL are secrets too
         self._max_output = max_output or DEFAULT_MAX_OUTPUT
         self._limits = limits or Limits()
         self._timeout_s = timeout_s

@@ -28,10 +28,12 @@ slower pass that finds where.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable
 
 import msgspec
+from yarl import URL
 
 MIN_RUN = 8  # a shorter run of a key says too little to be worth hiding (and would hit ordinary words)
 # A piece of the key this long (or the whole of a shorter key) inside an answer refuses the answer.
@@ -43,6 +45,16 @@ MASK = "***"
 def too_short(secret: str) -> bool:
     """A key this short is a placeholder (``EMPTY``, ``ollama``), not a secret: it is hidden nowhere."""
     return len(secret) < MIN_RUN
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials of a URL's ``user:password@`` as aiohttp sends them (Basic auth) and as a server
+    may echo them: the password, ``user:password``, and its base64."""
+    parsed = URL(url)
+    if parsed.user is None and parsed.password is None:
+        return []
+    pair = f"{parsed.user or ''}:{parsed.password or ''}"
+    return [parsed.password or "", pair, base64.b64encode(pair.encode("latin-1", "replace")).decode()]
 
 
 class Redactor:

@@ -127,3 +127,18 @@ async def test_the_echo_mode_really_echoes(sim):
             assert r.headers[ECHO_HEADER] == KEY
     assert echo(KEY).strip("[] ") in body.replace("\\", "") or KEY in body
     assert KEY.upper() in body and KEY[4:16] in body
+
+
+@pytest.mark.parametrize("make", ADAPTERS)
+async def test_basic_credentials_of_the_url_echoed_in_errors_are_masked(sim, make):
+    """A base_url's user:password@ goes out as Basic auth; a server that prints it back leaks none of it."""
+    root, _ = await sim(echo_key=True, faults={"500": 1.0})
+    secret = "Pa55word-Secret-0123"
+    a = make(root.replace("://", f"://bob:{secret}@"), api_key=None, max_retries=0)
+    try:
+        with pytest.raises(ProviderError) as e:
+            await a.chat(MSGS)
+    finally:
+        await a.aclose()
+    assert e.value.status == 500 and MASK in str(e.value)
+    assert leaked(str(e.value), secret) == [] and leaked(str(e.value), f"bob:{secret}") == []
