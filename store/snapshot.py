@@ -2,7 +2,7 @@
 
 DuckDB lets one process write a file and, meanwhile, no other process open it,
 even read-only. The sweep stays the single writer; every few seconds (when rows
-changed) and at its end it copies the database to ``<db>.snapshot`` (ATTACH a
+changed) and always at its end it copies the database to ``<db>.snapshot`` (ATTACH a
 fresh file, COPY FROM DATABASE, atomic rename), so `report` and any DuckDB
 client can read it with a few seconds' lag:
 
@@ -47,7 +47,8 @@ def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path) -> float:
     try:
         con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
         try:
-            con.execute(f'COPY FROM DATABASE "{source}" TO moodengine_snapshot')
+            # The database's name is its file's stem, which may hold a double quote.
+            con.execute(f'COPY FROM DATABASE "{_identifier(source)}" TO moodengine_snapshot')
         finally:
             con.execute("DETACH moodengine_snapshot")
         os.replace(tmp, final)
@@ -60,6 +61,10 @@ def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path) -> float:
 
 def _quoted(path: Path) -> str:
     return str(path).replace("'", "''")
+
+
+def _identifier(name: str) -> str:
+    return name.replace('"', '""')
 
 
 def age_s(db: str | Path) -> float | None:
@@ -93,13 +98,13 @@ class Snapshots:
         self.next_at = now + max(self.every_s, 5 * cost_s)
 
     def final(self, con: duckdb.DuckDBPyConnection, rows: int) -> None:
-        """The sweep's last state (its runs row included), unless nothing changed since the last copy."""
-        if rows != self.last_rows:
-            cur = con.cursor()
-            try:
-                self.done(rows, write_snapshot(cur, self.db), time.monotonic())
-            finally:
-                cur.close()
+        """The sweep's last state, whatever the schedule: its runs row and intervals changed even when
+        no row did, and the row count the schedule knows may lag (a run shorter than a tick)."""
+        cur = con.cursor()
+        try:
+            self.done(rows, write_snapshot(cur, self.db), time.monotonic())
+        finally:
+            cur.close()
 
 
 async def keep_fresh(con: duckdb.DuckDBPyConnection, plan: Snapshots, rows: Callable[[], int],

@@ -77,3 +77,27 @@ def test_a_read_only_connection_sees_this_versions_views_not_the_stored_ones(tmp
     assert "model" in [d[0] for d in con.execute("SELECT * FROM leaderboard").description]
     con.close()
     assert duckdb.connect(str(db), read_only=True).execute("SELECT * FROM leaderboard").fetchall() == [("stale",)]
+
+
+def test_the_final_snapshot_is_written_whatever_the_schedule_saw(tmp_path):
+    """A sweep shorter than a tick left the previous sweep's snapshot in place."""
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    plan = Snapshots(db)
+    con.execute("INSERT INTO runs (run_id, outcome) VALUES ('r1', 'complete')")
+    plan.final(con, plan.rows)  # the schedule never counted a row
+    snap = duckdb.connect(str(snapshot_path(db)), read_only=True)
+    assert snap.execute("SELECT run_id FROM runs").fetchall() == [("r1",)]
+    snap.close()
+    con.close()
+
+
+def test_a_database_named_with_quotes_gets_its_snapshot(tmp_path):
+    db = tmp_path / """it's "mine".duckdb"""
+    con = connect(db)
+    con.execute("INSERT INTO runs (run_id, outcome) VALUES ('r1', 'complete')")
+    write_snapshot(con.cursor(), db)
+    con.close()
+    snap = duckdb.connect(str(snapshot_path(db)), read_only=True)
+    assert snap.execute("SELECT run_id FROM runs").fetchall() == [("r1",)]
+    snap.close()
