@@ -101,3 +101,18 @@ def test_a_database_named_with_quotes_gets_its_snapshot(tmp_path):
     snap = duckdb.connect(str(snapshot_path(db)), read_only=True)
     assert snap.execute("SELECT run_id FROM runs").fetchall() == [("r1",)]
     snap.close()
+
+
+def test_git_ignores_the_snapshot_files_beside_a_database():
+    """The quickstart left quickstart.duckdb.snapshot untracked in the checkout."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    snap = snapshot_path("quickstart.duckdb")
+    names = [snap.name, snap.name + ".tmp", snap.name + ".tmp.wal"]
+    done = subprocess.run(["git", "check-ignore", "--no-index", *names], cwd=root, capture_output=True, text=True)
+    assert sorted(done.stdout.split()) == sorted(names)
