@@ -6,7 +6,9 @@ headers (so its key) and its retry settings, but through its own session: a
 download may take far longer than a chat call, and a batch is not charged to
 the model's synchronous rate limits. Every error and status text it hands back
 goes through the adapter's ``Redactor``, and an answer holding the key is
-refused, as ``HttpChat.chat`` does.
+refused, as ``HttpChat.chat`` does. Calls go through the endpoint's circuit
+breaker (the adapter's), so a dead endpoint raises ``Unreachable`` as a
+synchronous call does.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import orjson
 
 from providers.base import ChatResult
 from providers.batch import BatchOutcome, BatchRequest, check_requests
+from providers.breaker import Breaker
 from providers.errors import (ErrorClass, ProviderError, classify_exception, key_in_answer, safety_block,
                               status_error, unanswered)
 from providers.http import CONNECT_TIMEOUT_S, HttpChat
@@ -53,8 +56,12 @@ class BatchHttp:
     max_bytes = 0
 
     def __init__(self, adapter: HttpChat, *, timeout_s: float = 600.0, max_retries: int | None = None,
-                 backoff_base_s: float | None = None):
+                 backoff_base_s: float | None = None, breaker: Breaker | None = None):
         self._adapter = adapter
+        # The endpoint's breaker, the synchronous adapter's when it has one (the sweep's, shared per
+        # endpoint): connection failures are not retried for ever, the lane gets Unreachable and stops
+        # with its items unasked, and the sweep's exit status says so.
+        self._breaker = breaker or adapter.breaker or Breaker(adapter.url)
         self._redactor = adapter.redactor
         # The key headers; Content-Type is set per call (JSON, multipart or a file's bytes).
         self._headers = {k: v for k, v in adapter.headers.items() if k.lower() != "content-type"}
@@ -104,12 +111,14 @@ class BatchHttp:
 
         async def once() -> tuple[bytes, Mapping[str, str]]:
             data = body() if callable(body) else body
+            await self._breaker.admit()
             try:
                 async with self._client().request(method, url, data=data, headers=headers, params=params) as resp:
                     raw = await resp.read()
                     status, got = resp.status, resp.headers
             except Exception as e:  # noqa: BLE001 - classify_exception re-raises what is not a provider failure
-                raise classify_exception(e) from None
+                raise self._failure(e) from None
+            self._breaker.succeeded()
             if status >= 300:
                 raise status_error(status, raw[:4000].decode("utf-8", "replace"), got)
             return raw, got
@@ -124,7 +133,7 @@ class BatchHttp:
 
         try:
             result, _ = await with_retries(once_unless_ambiguous, max_retries=self._max_retries,
-                                           base_s=self._backoff_base_s)
+                                           base_s=self._backoff_base_s, breaker=True)
         except _Ambiguous as e:
             raise e.error from None
         return result
@@ -147,6 +156,13 @@ class BatchHttp:
             if found is None:
                 raise ProviderError(ErrorClass.TRANSIENT, f"malformed create response: {raw[:200]!r}") from None
             return found
+
+    def _failure(self, e: Exception) -> ProviderError:
+        """``e`` classified; a connection failure counts towards the breaker's verdict."""
+        err = classify_exception(e)
+        if err.klass is ErrorClass.CONNECT:
+            self._breaker.failed(self._redactor.text(err.args[0]))  # printed in the sweep's summary
+        return err
 
     async def find(self, label: str) -> str | None:
         return None

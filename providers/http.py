@@ -79,6 +79,10 @@ class HttpChat:
         return dict(self._headers)
 
     @property
+    def breaker(self) -> Breaker | None:
+        return self._breaker
+
+    @property
     def redactor(self) -> Redactor:
         return self._redactor
 
