@@ -6,7 +6,7 @@ poll ``GET /v1/messages/batches/{id}`` (``processing_status`` in_progress,
 canceling, ended; ``request_counts`` processing, succeeded, errored, canceled,
 expired); once ended, read the JSONL at ``results_url`` (one ``{"custom_id",
 "result": {"type": succeeded | errored | canceled | expired}}`` a line, in any
-order). At most 100,000 requests and 256 MB a batch; ``custom_id`` must match
+order; streamed). At most 100,000 requests and 256 MB a batch; ``custom_id`` must match
 ``^[a-zA-Z0-9_-]{1,64}$``. A batch carries no metadata: ``find`` cannot
 recover a batch whose id was lost, it returns None.
 """
@@ -22,7 +22,7 @@ from yarl import URL
 from providers.anthropic import AnthropicChat
 from providers.batch import (CANCELLED, CUSTOM_ID, ENDED, EXPIRED, RUNNING, BatchOutcome, BatchRequest,
                              BatchStatus)
-from providers.batch_http import BatchHttp, jsonl, redacted
+from providers.batch_http import BatchHttp, json_line, redacted
 from providers.errors import anthropic_request_error
 
 
@@ -67,23 +67,20 @@ class AnthropicBatch(BatchHttp):
         return BatchStatus(state, word, sum(counts.values()), counts.get("succeeded", 0),
                            counts.get("errored", 0) + counts.get("canceled", 0) + counts.get("expired", 0))
 
-    async def results(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
-        try:
-            doc = await self._batch(batch_id)
-            # The documented advice is to follow results_url, not to build the path; the key is
-            # only sent to the host it was configured for, though.
-            url = str(doc.get("results_url") or "")
-            if not url or URL(url).host != URL(self._batches).host:
-                url = f"{self._batches}/{batch_id}/results"
-            raw, _ = await self._call("GET", url)
-        except Exception as e:  # noqa: BLE001 - redacted, then raised as it is
-            raise self._redactor.error(e) from None
-        seen: set[str] = set()
-        for line in jsonl(raw):
+    def _results_url(self, doc: dict[str, Any]) -> str:
+        # The documented advice is to follow results_url, not to build the path; the key is only
+        # sent to the host it was configured for, though.
+        url = str(doc.get("results_url") or "")
+        if not url or URL(url).host != URL(self._batches).host:
+            url = f"{self._batches}/{doc.get('id')}/results"
+        return url
+
+    async def _outcomes(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
+        async for raw in self._lines(self._results_url(await self._batch(batch_id))):
+            line = json_line(raw) or {}
             custom_id, result = line.get("custom_id"), line.get("result") or {}
-            if not isinstance(custom_id, str) or not isinstance(result, dict) or custom_id in seen:
+            if not isinstance(custom_id, str) or not isinstance(result, dict):
                 continue
-            seen.add(custom_id)
             kind = result.get("type")
             if kind == "succeeded":
                 yield self.answered(custom_id, 200, orjson.dumps(result.get("message")))
@@ -91,8 +88,6 @@ class AnthropicBatch(BatchHttp):
                 yield self.failed(custom_id, anthropic_request_error(result.get("error") or {}))
             else:  # canceled, expired
                 yield self.missing(custom_id, str(kind))
-        for outcome in self._missing_after(batch_id, seen):
-            yield outcome
 
     @redacted
     async def cancel(self, batch_id: str) -> None:

@@ -8,17 +8,18 @@ the model's synchronous rate limits. Every error and status text it hands back
 goes through the adapter's ``Redactor``, and an answer holding the key is
 refused, as ``HttpChat.chat`` does. Calls go through the endpoint's circuit
 breaker (the adapter's), so a dead endpoint raises ``Unreachable`` as a
-synchronous call does.
+synchronous call does. Result files are read line by line as they arrive.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 import aiohttp
+import anyio
 import orjson
 
 from providers.base import ChatResult
@@ -27,12 +28,13 @@ from providers.breaker import Breaker
 from providers.errors import (ErrorClass, ProviderError, classify_exception, key_in_answer, safety_block,
                               status_error, unanswered)
 from providers.http import CONNECT_TIMEOUT_S, HttpChat
-from providers.retry import with_retries
+from providers.retry import MAX_BREAKER_CONNECT_RETRIES, retry_pause, with_retries
 
 P = ParamSpec("P")
 T = TypeVar("T")
 Body = bytes | Callable[[], Any] | None  # a callable builds a fresh FormData for each attempt
 JSON = {"Content-Type": "application/json"}
+CHUNK = 1 << 16  # bytes read at a time from a download
 
 
 def redacted(method: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
@@ -69,6 +71,9 @@ class BatchHttp:
         self._max_retries = retries if max_retries is None else max_retries
         self._backoff_base_s = backoff if backoff_base_s is None else backoff_base_s
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=min(timeout_s, CONNECT_TIMEOUT_S))
+        # A download may take longer than any total: bounded by silence instead.
+        self._download_timeout = aiohttp.ClientTimeout(total=None, sock_read=timeout_s,
+                                                       sock_connect=min(timeout_s, CONNECT_TIMEOUT_S))
         self._session: aiohttp.ClientSession | None = None
         # The custom_ids of the batches this object submitted, in order: a request missing from
         # a batch's results is reported as not answered (after a restart the engine, which
@@ -164,8 +169,66 @@ class BatchHttp:
             self._breaker.failed(self._redactor.text(err.args[0]))  # printed in the sweep's summary
         return err
 
+    async def _lines(self, url: str, params: Mapping[str, str] | None = None) -> AsyncIterator[bytes]:
+        """A download's lines as they arrive (a result file may be hundreds of MB: never whole in memory).
+
+        A download cut short starts again from its first line, retried like a control call (the
+        caller skips what it has already seen); connection failures are bounded by the breaker."""
+        counted = free = 0
+        while True:
+            try:
+                async for line in self._download(url, params):
+                    yield line
+                return
+            except ProviderError as e:
+                connect = e.klass is ErrorClass.CONNECT
+                counted, free = counted + (not connect), free + connect
+                if not e.klass.retryable or counted > self._max_retries or free > MAX_BREAKER_CONNECT_RETRIES:
+                    raise
+                await anyio.sleep(retry_pause(e, 1 if connect else counted, self._backoff_base_s))
+
+    async def _download(self, url: str, params: Mapping[str, str] | None) -> AsyncIterator[bytes]:
+        await self._breaker.admit()
+        try:
+            async with self._client().get(url, params=params, timeout=self._download_timeout) as resp:
+                self._breaker.succeeded()
+                if resp.status >= 300:
+                    raise status_error(resp.status, (await resp.read())[:4000].decode("utf-8", "replace"),
+                                       resp.headers)
+                buf = bytearray()
+                async for chunk in resp.content.iter_chunked(CHUNK):
+                    buf += chunk
+                    start = 0
+                    while (end := buf.find(b"\n", start)) >= 0:
+                        yield bytes(buf[start:end])
+                        start = end + 1
+                    del buf[:start]
+                if buf:
+                    yield bytes(buf)
+        except ProviderError:
+            raise
+        except Exception as e:  # noqa: BLE001 - classify_exception re-raises what is not a provider failure
+            raise self._failure(e) from None
+
     async def find(self, label: str) -> str | None:
         return None
+
+    async def results(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
+        """Every request's outcome once (a download started again repeats lines), then the missing ones."""
+        seen: set[str] = set()
+        try:
+            async for outcome in self._outcomes(batch_id):
+                if outcome.custom_id not in seen:
+                    seen.add(outcome.custom_id)
+                    yield outcome
+        except Exception as e:  # noqa: BLE001 - redacted, then raised as it is
+            raise self._redactor.error(e) from None
+        for outcome in self._missing_after(batch_id, seen):
+            yield outcome
+
+    def _outcomes(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
+        """The outcomes the provider reports, as they are read (a custom_id may repeat)."""
+        raise NotImplementedError
 
     async def _json(self, method: str, url: str, payload: bytes | None = None,
                     params: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -219,17 +282,13 @@ class _Ambiguous(Exception):
         self.error = error
 
 
-def jsonl(raw: bytes) -> list[dict[str, Any]]:
-    """The objects of a JSONL document; a line that is not one is skipped (its request is then
-    missing from the results, which the caller treats as not answered)."""
-    out = []
-    for line in raw.splitlines():
-        if not line.strip():
-            continue
-        try:
-            doc = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(doc, dict):
-            out.append(doc)
-    return out
+def json_line(line: bytes) -> dict[str, Any] | None:
+    """One object of a JSONL document; a line that is not one is None (its request is then missing
+    from the results, which the caller treats as not answered)."""
+    if not line.strip():
+        return None
+    try:
+        doc = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return doc if isinstance(doc, dict) else None
