@@ -105,4 +105,9 @@ class BatchAPI(Protocol):
 
     async def cancel(self, batch_id: str) -> None: ...
 
+    async def discard(self, batch_id: str) -> None:
+        """Delete what the batch left at the provider (uploaded input, result files), once its outcomes
+        are stored: results cannot be read after this."""
+        ...
+
     async def aclose(self) -> None: ...

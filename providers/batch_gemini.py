@@ -11,6 +11,8 @@ RUNNING, SUCCEEDED, FAILED, CANCELLED, EXPIRED; older JOB_STATE_* read alike)
 and, when done, ``response.inlinedResponses`` (a response or an error per
 request, in request order) or ``response.responsesFile`` (JSONL, downloaded
 from ``/download/v1beta/{file}:download?alt=media``, streamed). Cancel: ``:cancel``.
+Once collected, the Files API's ``DELETE /v1beta/files/{id}`` removes the uploaded
+input (``metadata.inputConfig.fileName``) and the responses file.
 """
 
 from __future__ import annotations
@@ -147,6 +149,15 @@ class GeminiBatch(BatchHttp):
     async def cancel(self, batch_id: str) -> None:
         await self._json("POST", f"{self._root}/v1beta/{batch_id}:cancel")
 
+    @redacted
+    async def discard(self, batch_id: str) -> None:
+        """Delete its uploaded input file and its responses file (Files API ``DELETE /v1beta/files/{id}``;
+        they would stay 48 hours otherwise). Inlined requests and responses leave no file."""
+        doc = await self._batch(batch_id)
+        meta = doc.get("metadata") or {}
+        source = meta.get("inputConfig") or meta.get("input_config") or {}
+        for name in filter(None, (source.get("fileName") or source.get("file_name"), _output(doc).get("responsesFile"))):
+            await self._delete(f"{self._root}/v1beta/{name}")
 
 
 def _output(doc: dict[str, Any]) -> dict[str, Any]:

@@ -210,8 +210,19 @@ class BatchHttp:
         except Exception as e:  # noqa: BLE001 - classify_exception re-raises what is not a provider failure
             raise self._failure(e) from None
 
+    async def _delete(self, url: str) -> None:
+        """Delete a provider object; one already gone is fine."""
+        try:
+            await self._call("DELETE", url)
+        except ProviderError as e:
+            if e.status != 404:
+                raise
+
     async def find(self, label: str) -> str | None:
         return None
+
+    async def discard(self, batch_id: str) -> None:
+        return None  # nothing uploaded, nothing left behind
 
     async def results(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
         """Every request's outcome once (a download started again repeats lines), then the missing ones."""

@@ -6,7 +6,9 @@ Documented flow: upload a JSONL file (one ``{"custom_id", "method": "POST",
 completion_window: "24h", metadata}``; poll ``GET /v1/batches/{id}``
 (validating, in_progress, finalizing, completed, failed, expired, cancelling,
 cancelled); read ``output_file_id`` and ``error_file_id`` through
-``GET /v1/files/{id}/content`` (streamed). At most 50,000 requests and 200 MB a file.
+``GET /v1/files/{id}/content`` (streamed). Once collected, ``DELETE /v1/files/{id}``
+removes the three files (OpenAI keeps them until then). At most 50,000 requests
+and 200 MB a file.
 """
 
 from __future__ import annotations
@@ -117,3 +119,9 @@ class OpenAIBatch(BatchHttp):
     async def cancel(self, batch_id: str) -> None:
         await self._json("POST", f"{self._root}/batches/{batch_id}/cancel")
 
+    @redacted
+    async def discard(self, batch_id: str) -> None:
+        """DELETE /v1/files/{id} for its input, output and error files (they stay otherwise)."""
+        doc = await self._batch(batch_id)
+        for file_id in filter(None, (doc.get(k) for k in ("input_file_id", "output_file_id", "error_file_id"))):
+            await self._delete(f"{self._root}/files/{file_id}")
