@@ -22,7 +22,8 @@ from typing import Any
 
 import orjson
 
-from providers.batch import CANCELLED, ENDED, EXPIRED, FAILED, RUNNING, BatchOutcome, BatchRequest, BatchStatus
+from providers.batch import (CANCELLED, ENDED, EXPIRED, FAILED, RUNNING, BatchOutcome, BatchRequest, BatchStatus,
+                             LostCreate)
 from providers.batch_http import BatchHttp, json_line, redacted
 from providers.errors import grpc_request_error
 from providers.gemini import GeminiChat
@@ -84,7 +85,7 @@ class GeminiBatch(BatchHttp):
         return str(orjson.loads(raw)["file"]["name"])
 
     @redacted
-    async def find(self, label: str) -> str | None:
+    async def find(self, label: str, hint: LostCreate | None = None) -> str | None:
         token: str | None = None
         for _ in range(FIND_PAGES):
             params = {"pageSize": "100", **({"pageToken": token} if token else {})}

@@ -23,7 +23,7 @@ import anyio
 import orjson
 
 from providers.base import ChatResult
-from providers.batch import BatchOutcome, BatchRequest, check_requests
+from providers.batch import BatchOutcome, BatchRequest, LostCreate, check_requests
 from providers.breaker import Breaker
 from providers.errors import (ErrorClass, ProviderError, classify_exception, key_in_answer, safety_block,
                               status_error, unanswered)
@@ -218,7 +218,7 @@ class BatchHttp:
             if e.status != 404:
                 raise
 
-    async def find(self, label: str) -> str | None:
+    async def find(self, label: str, hint: LostCreate | None = None) -> str | None:
         return None
 
     async def discard(self, batch_id: str) -> None:

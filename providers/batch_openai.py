@@ -19,7 +19,8 @@ from typing import Any
 import aiohttp
 import orjson
 
-from providers.batch import CANCELLED, ENDED, EXPIRED, FAILED, RUNNING, BatchOutcome, BatchRequest, BatchStatus
+from providers.batch import (CANCELLED, ENDED, EXPIRED, FAILED, RUNNING, BatchOutcome, BatchRequest, BatchStatus,
+                             LostCreate)
 from providers.batch_http import BatchHttp, json_line, redacted
 from providers.errors import batch_request_error
 from providers.openai import OpenAIChat
@@ -68,7 +69,7 @@ class OpenAIBatch(BatchHttp):
         return self._remember(batch_id, requests)
 
     @redacted
-    async def find(self, label: str) -> str | None:
+    async def find(self, label: str, hint: LostCreate | None = None) -> str | None:
         after: str | None = None
         for _ in range(FIND_PAGES):
             params = {"limit": "100", **({"after": after} if after else {})}
