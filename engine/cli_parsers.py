@@ -171,21 +171,9 @@ def _import_args(p: argparse.ArgumentParser) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    import duckdb
+    from store.import_scores import import_file
 
-    from store.db import connect
-    from store.import_scores import ScoreFileError, import_scores
-
-    db = db_of(args)
-    if not args.file.is_file():  # before connecting, which would create the database
-        raise ScoreFileError(f"{args.file}: no such file")
-    con = connect(db)
-    try:
-        name, n = import_scores(con, args.suite, args.file, override=args.override)
-    except duckdb.Error as e:
-        raise UserError(f"{db}: {str(e).splitlines()[0]}") from None
-    finally:
-        con.close()
+    name, n = import_file(db_of(args), args.suite, args.file, override=args.override)
     print(f"imported {n} dataset scores for suite {name} from {args.file}" + (" (override)" if args.override else ""))
     return 0
 

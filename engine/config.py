@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from urllib.parse import urlparse, urlsplit, urlunsplit
 import msgspec
 
 from benchmark.errors import UserError
+from providers.redact import too_short
 from providers.registry import BATCHABLE, CONSTRAINABLE, DEFAULT_BASE_URLS, PROVIDERS, SERVED
 
 DEFAULT_CONCURRENCY = 16  # requests in flight per model when models.toml does not say
@@ -273,6 +275,7 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
         _validate_placement(where, m)
         url = m.base_url or DEFAULT_BASE_URLS.get(m.provider) or LOCAL_PLACEHOLDER_URL
         parsed = urlparse(url or "")
+        _validate_url_parts(where, parsed.netloc, parsed.query, parsed.fragment)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise UserError(f"{where}: base_url {url!r} is not an http(s) URL")
         url_path = parsed.path.rstrip("/")
@@ -321,6 +324,18 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
             raise UserError(f"{path}: no model can run: none of its API keys is set (set {', '.join(names)})")
 
 
+def _validate_url_parts(where: str, netloc: str, query: str, fragment: str) -> None:
+    """Refuse what base_url must not carry; neither message shows the URL (it may hold a secret)."""
+    if "@" in netloc:
+        # aiohttp would send them as Basic auth (and fail beside a Bearer key); the URL is stored and printed.
+        raise UserError(f"{where}: base_url carries credentials (user:password@ before the host): remove them; "
+                        "a key is given by api_key_env, the name of the environment variable holding it")
+    if query or fragment:
+        # The adapter appends the API's path to base_url: a query would end up inside the path.
+        raise UserError(f"{where}: base_url has a {'query (?...)' if query else 'fragment (#...)'}: the adapter "
+                        "appends the API's path to it, so every request would miss; remove it")
+
+
 # Ranges every provider accepts (OpenAI's are the widest); a value outside is a typo, not a setting.
 _RANGES = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
 
@@ -353,6 +368,9 @@ def _validate_generation(where: str, m: ModelConfig, account: Account | None) ->
     if api_key is not None and any(ord(c) < 32 or ord(c) == 127 for c in api_key):
         raise UserError(f"{where}: the API key in environment variable {m.api_key_env} contains a control "
                         "character (a pasted newline or carriage return?): set it again without it")
+    if api_key and too_short(api_key):  # masking "a" or "EMPTY" would rewrite every word holding it
+        print(f"warning: {where}: the key in {m.api_key_env} has {len(api_key)} character(s), too short to be a "
+              "secret (a local server's placeholder?): it is not hidden from messages", file=sys.stderr)
 
 
 BATCH_PROVIDERS = BATCHABLE  # the providers with a batch wire (providers/batch_*.py)

@@ -10,7 +10,8 @@ item, stored before it waits); this seam only speaks to the provider.
 ``label`` is the engine's own key for a batch, given at submission and written
 into the batch where the API allows it (OpenAI metadata, Gemini display name),
 so a batch created just before a crash, whose id was never stored, can be found
-again with ``find`` instead of being submitted twice.
+again with ``find`` instead of being submitted twice. Where the API keeps no label
+(Anthropic), ``find`` matches what the engine recorded (``LostCreate``) instead.
 """
 
 from __future__ import annotations
@@ -80,6 +81,16 @@ class BatchOutcome(msgspec.Struct):
     error: ProviderError | None = None
 
 
+class LostCreate(msgspec.Struct, frozen=True):
+    """What the engine recorded of a batch whose create answer was lost, for ``find`` where the API
+    keeps no label (Anthropic): its requests' custom_ids, when it was recorded (unix seconds, just
+    before the create), and the provider ids the engine already holds (other batches: never this one)."""
+
+    custom_ids: tuple[str, ...]
+    since: float
+    known: frozenset[str] = frozenset()
+
+
 class BatchAPI(Protocol):
     provider: str  # "openai" | "anthropic" | "gemini"
     max_requests: int  # requests per batch, as documented
@@ -93,8 +104,10 @@ class BatchAPI(Protocol):
         """Create one batch; returns the provider's batch id. Raises ProviderError."""
         ...
 
-    async def find(self, label: str) -> str | None:
-        """The id of a batch submitted with ``label``, if the API can tell; else None."""
+    async def find(self, label: str, hint: LostCreate | None = None) -> str | None:
+        """The id of a batch submitted with ``label``, if the API can tell; else None. ``hint``: what the
+        engine recorded of it, for an API without labels (this object remembers its own submissions).
+        Raises ProviderError when it cannot tell (several batches could be it): ask again later."""
         ...
 
     async def status(self, batch_id: str) -> BatchStatus: ...
@@ -104,5 +117,10 @@ class BatchAPI(Protocol):
         ...
 
     async def cancel(self, batch_id: str) -> None: ...
+
+    async def discard(self, batch_id: str) -> None:
+        """Delete what the batch left at the provider (uploaded input, result files), once its outcomes
+        are stored: results cannot be read after this."""
+        ...
 
     async def aclose(self) -> None: ...

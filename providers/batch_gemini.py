@@ -10,7 +10,9 @@ The answer is a long-running operation named ``batches/{id}``; ``GET
 RUNNING, SUCCEEDED, FAILED, CANCELLED, EXPIRED; older JOB_STATE_* read alike)
 and, when done, ``response.inlinedResponses`` (a response or an error per
 request, in request order) or ``response.responsesFile`` (JSONL, downloaded
-from ``/download/v1beta/{file}:download?alt=media``). Cancel: ``:cancel``.
+from ``/download/v1beta/{file}:download?alt=media``, streamed). Cancel: ``:cancel``.
+Once collected, the Files API's ``DELETE /v1beta/files/{id}`` removes the uploaded
+input (``metadata.inputConfig.fileName``) and the responses file.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from typing import Any
 
 import orjson
 
-from providers.batch import CANCELLED, ENDED, EXPIRED, FAILED, RUNNING, BatchOutcome, BatchRequest, BatchStatus
-from providers.batch_http import BatchHttp, jsonl, redacted
+from providers.batch import (CANCELLED, ENDED, EXPIRED, FAILED, RUNNING, BatchOutcome, BatchRequest, BatchStatus,
+                             LostCreate)
+from providers.batch_http import BatchHttp, json_line, redacted
 from providers.errors import grpc_request_error
 from providers.gemini import GeminiChat
 
@@ -82,7 +85,7 @@ class GeminiBatch(BatchHttp):
         return str(orjson.loads(raw)["file"]["name"])
 
     @redacted
-    async def find(self, label: str) -> str | None:
+    async def find(self, label: str, hint: LostCreate | None = None) -> str | None:
         token: str | None = None
         for _ in range(FIND_PAGES):
             params = {"pageSize": "100", **({"pageToken": token} if token else {})}
@@ -111,39 +114,55 @@ class GeminiBatch(BatchHttp):
         state = STATES.get(word.rsplit("_", 1)[-1], RUNNING)  # BATCH_STATE_X and JOB_STATE_X alike
         return BatchStatus(state, word, total, ok, bad, self.text(error.get("message")))
 
-    async def results(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
-        try:
-            doc = await self._batch(batch_id)
-            meta = doc.get("metadata") or {}
-            output = doc.get("response") or meta.get("output") or doc.get("output") or {}
-            inlined = output.get("inlinedResponses")
-            if isinstance(inlined, dict):
-                inlined = inlined.get("inlinedResponses")
-            if inlined is None and output.get("responsesFile"):
-                raw, _ = await self._call("GET", f"{self._root}/download/v1beta/{output['responsesFile']}:download",
-                                          params={"alt": "media"})
-                lines = jsonl(raw)
-            else:
-                # In request order, their metadata not always with them (a known gap of the
-                # API): then matched by position, when this object submitted the batch.
-                keys = self._submitted.get(batch_id, [])
-                lines = [{"key": (item.get("metadata") or {}).get("key") or (keys[i] if i < len(keys) else None),
-                          **item} for i, item in enumerate(inlined or [])]
-        except Exception as e:  # noqa: BLE001 - redacted, then raised as it is
-            raise self._redactor.error(e) from None
-        seen: set[str] = set()
-        for line in lines:
-            key = line.get("key")
-            if not isinstance(key, str) or key in seen:
-                continue  # an answer that cannot be matched: its request counts as not answered
-            seen.add(key)
-            if "response" in line:
-                yield self.answered(key, 200, orjson.dumps(line["response"]))
-            else:
-                yield self.failed(key, grpc_request_error(line.get("error") or line.get("status") or {}))
-        for outcome in self._missing_after(batch_id, seen):
-            yield outcome
+    async def _outcomes(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
+        doc = await self._batch(batch_id)
+        output = _output(doc)
+        inlined = output.get("inlinedResponses")
+        if isinstance(inlined, dict):
+            inlined = inlined.get("inlinedResponses")
+        if inlined is None and output.get("responsesFile"):
+            async for raw in self._lines(f"{self._root}/download/v1beta/{output['responsesFile']}:download",
+                                         params={"alt": "media"}):
+                line = json_line(raw)
+                if line is not None:
+                    outcome = self._outcome(line)
+                    if outcome is not None:
+                        yield outcome
+            return
+        # In request order, their metadata not always with them (a known gap of the API): then
+        # matched by position, when this object submitted the batch.
+        keys = self._submitted.get(batch_id, [])
+        for i, item in enumerate(inlined or []):
+            key = (item.get("metadata") or {}).get("key") or (keys[i] if i < len(keys) else None)
+            outcome = self._outcome({**item, "key": key})
+            if outcome is not None:
+                yield outcome
+
+    def _outcome(self, line: dict[str, Any]) -> BatchOutcome | None:
+        key = line.get("key")
+        if not isinstance(key, str):
+            return None  # an answer that cannot be matched: its request counts as not answered
+        if "response" in line:
+            return self.answered(key, 200, orjson.dumps(line["response"]))
+        return self.failed(key, grpc_request_error(line.get("error") or line.get("status") or {}))
 
     @redacted
     async def cancel(self, batch_id: str) -> None:
         await self._json("POST", f"{self._root}/v1beta/{batch_id}:cancel")
+
+    @redacted
+    async def discard(self, batch_id: str) -> None:
+        """Delete its uploaded input file and its responses file (Files API ``DELETE /v1beta/files/{id}``;
+        they would stay 48 hours otherwise). Inlined requests and responses leave no file."""
+        doc = await self._batch(batch_id)
+        meta = doc.get("metadata") or {}
+        source = meta.get("inputConfig") or meta.get("input_config") or {}
+        for name in filter(None, (source.get("fileName") or source.get("file_name"), _output(doc).get("responsesFile"))):
+            await self._delete(f"{self._root}/v1beta/{name}")
+
+
+def _output(doc: dict[str, Any]) -> dict[str, Any]:
+    """A done operation's output: ``response`` (``metadata.output`` in some versions)."""
+    meta = doc.get("metadata") or {}
+    output = doc.get("response") or meta.get("output") or doc.get("output") or {}
+    return output if isinstance(output, dict) else {}

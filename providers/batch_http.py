@@ -4,31 +4,37 @@ A batch wire (providers/batch_openai.py, batch_anthropic.py, batch_gemini.py)
 speaks to the endpoint its synchronous adapter calls, with the adapter's
 headers (so its key) and its retry settings, but through its own session: a
 download may take far longer than a chat call, and a batch is not charged to
-the model's synchronous rate limits. Every text it hands back (results, errors,
-statuses) goes through the adapter's ``Redactor``, as ``HttpChat.chat`` does.
+the model's synchronous rate limits. Every error and status text it hands back
+goes through the adapter's ``Redactor``, and an answer holding the key is
+refused, as ``HttpChat.chat`` does. Calls go through the endpoint's circuit
+breaker (the adapter's), so a dead endpoint raises ``Unreachable`` as a
+synchronous call does. Result files are read line by line as they arrive.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 import aiohttp
+import anyio
 import orjson
 
 from providers.base import ChatResult
-from providers.batch import BatchOutcome, BatchRequest, check_requests
-from providers.errors import (ErrorClass, ProviderError, classify_exception, safety_block, status_error,
-                              unanswered)
+from providers.batch import BatchOutcome, BatchRequest, LostCreate, check_requests
+from providers.breaker import Breaker
+from providers.errors import (ErrorClass, ProviderError, classify_exception, key_in_answer, safety_block,
+                              status_error, unanswered)
 from providers.http import CONNECT_TIMEOUT_S, HttpChat
-from providers.retry import with_retries
+from providers.retry import MAX_BREAKER_CONNECT_RETRIES, retry_pause, with_retries
 
 P = ParamSpec("P")
 T = TypeVar("T")
 Body = bytes | Callable[[], Any] | None  # a callable builds a fresh FormData for each attempt
 JSON = {"Content-Type": "application/json"}
+CHUNK = 1 << 16  # bytes read at a time from a download
 
 
 def redacted(method: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
@@ -52,8 +58,12 @@ class BatchHttp:
     max_bytes = 0
 
     def __init__(self, adapter: HttpChat, *, timeout_s: float = 600.0, max_retries: int | None = None,
-                 backoff_base_s: float | None = None):
+                 backoff_base_s: float | None = None, breaker: Breaker | None = None):
         self._adapter = adapter
+        # The endpoint's breaker, the synchronous adapter's when it has one (the sweep's, shared per
+        # endpoint): connection failures are not retried for ever, the lane gets Unreachable and stops
+        # with its items unasked, and the sweep's exit status says so.
+        self._breaker = breaker or adapter.breaker or Breaker(adapter.url)
         self._redactor = adapter.redactor
         # The key headers; Content-Type is set per call (JSON, multipart or a file's bytes).
         self._headers = {k: v for k, v in adapter.headers.items() if k.lower() != "content-type"}
@@ -61,6 +71,9 @@ class BatchHttp:
         self._max_retries = retries if max_retries is None else max_retries
         self._backoff_base_s = backoff if backoff_base_s is None else backoff_base_s
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=min(timeout_s, CONNECT_TIMEOUT_S))
+        # A download may take longer than any total: bounded by silence instead.
+        self._download_timeout = aiohttp.ClientTimeout(total=None, sock_read=timeout_s,
+                                                       sock_connect=min(timeout_s, CONNECT_TIMEOUT_S))
         self._session: aiohttp.ClientSession | None = None
         # The custom_ids of the batches this object submitted, in order: a request missing from
         # a batch's results is reported as not answered (after a restart the engine, which
@@ -103,12 +116,14 @@ class BatchHttp:
 
         async def once() -> tuple[bytes, Mapping[str, str]]:
             data = body() if callable(body) else body
+            await self._breaker.admit()
             try:
                 async with self._client().request(method, url, data=data, headers=headers, params=params) as resp:
                     raw = await resp.read()
                     status, got = resp.status, resp.headers
             except Exception as e:  # noqa: BLE001 - classify_exception re-raises what is not a provider failure
-                raise classify_exception(e) from None
+                raise self._failure(e) from None
+            self._breaker.succeeded()
             if status >= 300:
                 raise status_error(status, raw[:4000].decode("utf-8", "replace"), got)
             return raw, got
@@ -123,7 +138,7 @@ class BatchHttp:
 
         try:
             result, _ = await with_retries(once_unless_ambiguous, max_retries=self._max_retries,
-                                           base_s=self._backoff_base_s)
+                                           base_s=self._backoff_base_s, breaker=True)
         except _Ambiguous as e:
             raise e.error from None
         return result
@@ -147,8 +162,84 @@ class BatchHttp:
                 raise ProviderError(ErrorClass.TRANSIENT, f"malformed create response: {raw[:200]!r}") from None
             return found
 
-    async def find(self, label: str) -> str | None:
+    def _failure(self, e: Exception) -> ProviderError:
+        """``e`` classified; a connection failure counts towards the breaker's verdict."""
+        err = classify_exception(e)
+        if err.klass is ErrorClass.CONNECT:
+            self._breaker.failed(self._redactor.text(err.args[0]))  # printed in the sweep's summary
+        return err
+
+    async def _lines(self, url: str, params: Mapping[str, str] | None = None) -> AsyncIterator[bytes]:
+        """A download's lines as they arrive (a result file may be hundreds of MB: never whole in memory).
+
+        A download cut short starts again from its first line, retried like a control call (the
+        caller skips what it has already seen); connection failures are bounded by the breaker."""
+        counted = free = 0
+        while True:
+            try:
+                async for line in self._download(url, params):
+                    yield line
+                return
+            except ProviderError as e:
+                connect = e.klass is ErrorClass.CONNECT
+                counted, free = counted + (not connect), free + connect
+                if not e.klass.retryable or counted > self._max_retries or free > MAX_BREAKER_CONNECT_RETRIES:
+                    raise
+                await anyio.sleep(retry_pause(e, 1 if connect else counted, self._backoff_base_s))
+
+    async def _download(self, url: str, params: Mapping[str, str] | None) -> AsyncIterator[bytes]:
+        await self._breaker.admit()
+        try:
+            async with self._client().get(url, params=params, timeout=self._download_timeout) as resp:
+                self._breaker.succeeded()
+                if resp.status >= 300:
+                    raise status_error(resp.status, (await resp.read())[:4000].decode("utf-8", "replace"),
+                                       resp.headers)
+                buf = bytearray()
+                async for chunk in resp.content.iter_chunked(CHUNK):
+                    buf += chunk
+                    start = 0
+                    while (end := buf.find(b"\n", start)) >= 0:
+                        yield bytes(buf[start:end])
+                        start = end + 1
+                    del buf[:start]
+                if buf:
+                    yield bytes(buf)
+        except ProviderError:
+            raise
+        except Exception as e:  # noqa: BLE001 - classify_exception re-raises what is not a provider failure
+            raise self._failure(e) from None
+
+    async def _delete(self, url: str) -> None:
+        """Delete a provider object; one already gone is fine."""
+        try:
+            await self._call("DELETE", url)
+        except ProviderError as e:
+            if e.status != 404:
+                raise
+
+    async def find(self, label: str, hint: LostCreate | None = None) -> str | None:
         return None
+
+    async def discard(self, batch_id: str) -> None:
+        return None  # nothing uploaded, nothing left behind
+
+    async def results(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
+        """Every request's outcome once (a download started again repeats lines), then the missing ones."""
+        seen: set[str] = set()
+        try:
+            async for outcome in self._outcomes(batch_id):
+                if outcome.custom_id not in seen:
+                    seen.add(outcome.custom_id)
+                    yield outcome
+        except Exception as e:  # noqa: BLE001 - redacted, then raised as it is
+            raise self._redactor.error(e) from None
+        for outcome in self._missing_after(batch_id, seen):
+            yield outcome
+
+    def _outcomes(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
+        """The outcomes the provider reports, as they are read (a custom_id may repeat)."""
+        raise NotImplementedError
 
     async def _json(self, method: str, url: str, payload: bytes | None = None,
                     params: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -168,9 +259,11 @@ class BatchHttp:
         """The outcome of a request the provider answered with ``status`` and body ``raw``."""
         if status == 200:
             try:
-                return BatchOutcome(custom_id, result=self._redactor.struct(self._adapter.parse(raw)))
+                result = self._adapter.parse(raw)
             except ProviderError as e:
                 return self.failed(custom_id, e)
+            leak = self._redactor.exposing_field(result)  # as HttpChat.chat: refused, never altered
+            return self.failed(custom_id, key_in_answer(leak)) if leak else BatchOutcome(custom_id, result=result)
         text = raw[:4000].decode("utf-8", "replace")
         blocked = safety_block(status, text)
         if blocked is not None:  # as HttpChat: a vendor's filter refusing is an answer
@@ -200,17 +293,13 @@ class _Ambiguous(Exception):
         self.error = error
 
 
-def jsonl(raw: bytes) -> list[dict[str, Any]]:
-    """The objects of a JSONL document; a line that is not one is skipped (its request is then
-    missing from the results, which the caller treats as not answered)."""
-    out = []
-    for line in raw.splitlines():
-        if not line.strip():
-            continue
-        try:
-            doc = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(doc, dict):
-            out.append(doc)
-    return out
+def json_line(line: bytes) -> dict[str, Any] | None:
+    """One object of a JSONL document; a line that is not one is None (its request is then missing
+    from the results, which the caller treats as not answered)."""
+    if not line.strip():
+        return None
+    try:
+        doc = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return doc if isinstance(doc, dict) else None

@@ -6,7 +6,9 @@ Documented flow: upload a JSONL file (one ``{"custom_id", "method": "POST",
 completion_window: "24h", metadata}``; poll ``GET /v1/batches/{id}``
 (validating, in_progress, finalizing, completed, failed, expired, cancelling,
 cancelled); read ``output_file_id`` and ``error_file_id`` through
-``GET /v1/files/{id}/content``. At most 50,000 requests and 200 MB a file.
+``GET /v1/files/{id}/content`` (streamed). Once collected, ``DELETE /v1/files/{id}``
+removes the three files (OpenAI keeps them until then). At most 50,000 requests
+and 200 MB a file.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from typing import Any
 import aiohttp
 import orjson
 
-from providers.batch import CANCELLED, ENDED, EXPIRED, FAILED, RUNNING, BatchOutcome, BatchRequest, BatchStatus
-from providers.batch_http import BatchHttp, jsonl, redacted
+from providers.batch import (CANCELLED, ENDED, EXPIRED, FAILED, RUNNING, BatchOutcome, BatchRequest, BatchStatus,
+                             LostCreate)
+from providers.batch_http import BatchHttp, json_line, redacted
 from providers.errors import batch_request_error
 from providers.openai import OpenAIChat
 
@@ -66,7 +69,7 @@ class OpenAIBatch(BatchHttp):
         return self._remember(batch_id, requests)
 
     @redacted
-    async def find(self, label: str) -> str | None:
+    async def find(self, label: str, hint: LostCreate | None = None) -> str | None:
         after: str | None = None
         for _ in range(FIND_PAGES):
             params = {"limit": "100", **({"after": after} if after else {})}
@@ -94,24 +97,13 @@ class OpenAIBatch(BatchHttp):
         return BatchStatus(STATES.get(word, RUNNING), word, int(counts.get("total") or 0),
                            int(counts.get("completed") or 0), int(counts.get("failed") or 0), self.text(message))
 
-    async def results(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
-        try:
-            doc = await self._batch(batch_id)
-            files = [doc.get("output_file_id"), doc.get("error_file_id")]
-            lines = []
-            for file_id in filter(None, files):
-                raw, _ = await self._call("GET", f"{self._root}/files/{file_id}/content")
-                lines += jsonl(raw)
-        except Exception as e:  # noqa: BLE001 - redacted, then raised as it is
-            raise self._redactor.error(e) from None
-        seen: set[str] = set()
-        for line in lines:
-            outcome = self._outcome(line)
-            if outcome is not None and outcome.custom_id not in seen:
-                seen.add(outcome.custom_id)
-                yield outcome
-        for outcome in self._missing_after(batch_id, seen):
-            yield outcome
+    async def _outcomes(self, batch_id: str) -> AsyncIterator[BatchOutcome]:
+        doc = await self._batch(batch_id)
+        for file_id in filter(None, (doc.get("output_file_id"), doc.get("error_file_id"))):
+            async for line in self._lines(f"{self._root}/files/{file_id}/content"):
+                outcome = self._outcome(json_line(line) or {})
+                if outcome is not None:
+                    yield outcome
 
     def _outcome(self, line: dict[str, Any]) -> BatchOutcome | None:
         custom_id = line.get("custom_id")
@@ -127,3 +119,10 @@ class OpenAIBatch(BatchHttp):
     @redacted
     async def cancel(self, batch_id: str) -> None:
         await self._json("POST", f"{self._root}/batches/{batch_id}/cancel")
+
+    @redacted
+    async def discard(self, batch_id: str) -> None:
+        """DELETE /v1/files/{id} for its input, output and error files (they stay otherwise)."""
+        doc = await self._batch(batch_id)
+        for file_id in filter(None, (doc.get(k) for k in ("input_file_id", "output_file_id", "error_file_id"))):
+            await self._delete(f"{self._root}/files/{file_id}")

@@ -122,6 +122,14 @@ def malformed(raw: bytes) -> ProviderError:
     return ProviderError(ErrorClass.TRANSIENT, f"malformed response body: {raw[:200]!r}")
 
 
+def key_in_answer(field: str) -> ProviderError:
+    """A 200 whose answer carries the caller's key: a gateway pasted it there (the model cannot know
+    it). The answer is refused whole, never masked (a masked answer is not what the model said), and
+    permanent: such a gateway does it every time. A later run asks again, like any error row."""
+    return ProviderError(ErrorClass.PERMANENT, f"the endpoint sent the API key back inside the answer's {field} "
+                         "(a gateway that echoes credentials?): the answer is not stored")
+
+
 def _error_object(text: str) -> dict[str, Any] | None:
     try:
         doc = orjson.loads(text)

@@ -16,9 +16,10 @@ from yarl import URL
 from providers.base import ChatResult
 from providers.breaker import Breaker
 from providers.constrain import AnswerSpace
-from providers.errors import ErrorClass, ProviderError, classify_exception, safety_block, status_error
+from providers.errors import (ErrorClass, ProviderError, classify_exception, key_in_answer, safety_block,
+                              status_error)
 from providers.limits import OK, OTHER, THROTTLED, Limits
-from providers.redact import Redactor
+from providers.redact import Redactor, url_secrets
 from providers.retry import with_retries
 
 DEFAULT_MAX_OUTPUT = 256  # output tokens assumed by estimates when max_tokens is not set
@@ -40,7 +41,7 @@ class HttpChat:
         self._url = url
         self._target = URL(url)  # parsed once, not on every request
         self._headers = headers
-        self._redactor = Redactor([api_key])
+        self._redactor = Redactor([api_key, *url_secrets(url)])  # Basic credentials in the URL are secrets too
         self._max_output = max_output or DEFAULT_MAX_OUTPUT
         self._limits = limits or Limits()
         self._timeout_s = timeout_s
@@ -78,6 +79,10 @@ class HttpChat:
         return dict(self._headers)
 
     @property
+    def breaker(self) -> Breaker | None:
+        return self._breaker
+
+    @property
     def redactor(self) -> Redactor:
         return self._redactor
 
@@ -104,9 +109,13 @@ class HttpChat:
 
     async def chat(self, messages: Sequence[Any], answer: AnswerSpace | None = None) -> ChatResult:
         """One answer or one classified error; the only way out of the adapter, so the one
-        place where the key is taken out of whatever the server sent back."""
+        place where the key is taken out of errors and kept from answers."""
         try:
-            return self._redactor.struct(await self._chat(messages, answer))
+            result = await self._chat(messages, answer)
+            leak = self._redactor.exposing_field(result)
+            if leak is not None:
+                raise key_in_answer(leak)
+            return result  # an answer is never altered (providers/redact.py)
         except ProviderError as e:
             raise self._redactor.error(e) from None
         except Exception as e:

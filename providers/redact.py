@@ -1,13 +1,22 @@
-"""Keys out of everything a provider hands back: the one redaction point.
+"""Keys out of everything a provider hands back that is not the model's answer: the one redaction point.
 
-``HttpChat.chat`` passes every result and every error through ``Redactor``
-before it leaves the adapter, so no body (200 or error), header-derived text
-or exception message reaches a row, a log or a terminal with the key in it.
-A gateway may echo the key whole, in part, or upper-cased: any run of
-``MIN_RUN`` or more characters of the key, in any case, is replaced.
+``HttpChat.chat`` passes every error through ``Redactor`` before it leaves the
+adapter, so no error body, header-derived text or exception message reaches a
+row, a log or a terminal with the key in it. A gateway may echo the key whole,
+in part, or upper-cased: any run of ``MIN_RUN`` or more characters of the key,
+in any case, is replaced.
 
-It runs on every answer, so it must be cheap for a 160-character key and a
-long answer (searching each of the key's 150 runs would cost ~200 us a
+An answer (its text, model version, finish reason) is never altered: the model
+does not know the key, so a key inside an answer can only be a gateway pasting
+it there, and a masked answer would be scored as something the model never
+said. ``exposes`` finds a long piece of the key in an answer instead; the
+adapter then refuses the answer (providers/errors.py ``key_in_answer``), so it
+is neither stored nor scored. A key shorter than ``MIN_RUN`` characters
+(``EMPTY``, ``ollama``: a local server's placeholder) is no secret and is
+hidden nowhere: masking it would rewrite every word that contains it.
+
+It runs on every error and answer, so it must be cheap for a 160-character
+key and a long text (searching each of the key's 150 runs would cost ~200 us a
 kilobyte). A piece of the key can only sit inside a stretch of text made of
 the key's own characters, in either case. The common case, no piece at all,
 is decided on bytes: one ``translate`` lower-cases the key's characters and
@@ -19,36 +28,54 @@ slower pass that finds where.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable
-from typing import TypeVar
 
 import msgspec
+from yarl import URL
 
 MIN_RUN = 8  # a shorter run of a key says too little to be worth hiding (and would hit ordinary words)
+# A piece of the key this long (or the whole of a shorter key) inside an answer refuses the answer.
+# Long enough that a vendor's public prefix (sk-ant-api03-, 13 characters) never matches alone.
+ANSWER_RUN = 24
 MASK = "***"
-S = TypeVar("S", bound=msgspec.Struct)
+
+
+def too_short(secret: str) -> bool:
+    """A key this short is a placeholder (``EMPTY``, ``ollama``), not a secret: it is hidden nowhere."""
+    return len(secret) < MIN_RUN
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials of a URL's ``user:password@`` as aiohttp sends them (Basic auth) and as a server
+    may echo them: the password, ``user:password``, and its base64."""
+    parsed = URL(url)
+    if parsed.user is None and parsed.password is None:
+        return []
+    pair = f"{parsed.user or ''}:{parsed.password or ''}"
+    return [parsed.password or "", pair, base64.b64encode(pair.encode("latin-1", "replace")).decode()]
 
 
 class Redactor:
     """Replace every occurrence of any ``MIN_RUN``-character run of the secrets, case-insensitively."""
 
-    __slots__ = ("_runs", "_byte_runs", "_table", "_stretch", "_short")
+    __slots__ = ("_runs", "_byte_runs", "_table", "_stretch", "_answer_runs")
 
     def __init__(self, secrets: Iterable[str | None]):
         runs: set[str] = set()
         chars: set[str] = set()
-        short: list[str] = []
+        answer_runs: dict[int, set[str]] = {}
         for s in secrets:
-            if not s:
-                continue
-            if len(s) < MIN_RUN:
-                short.append(re.escape(s))  # a key shorter than a run: masked whole, in any case
+            if not s or too_short(s):
                 continue
             low = s.lower()
             runs.update(low[i:i + MIN_RUN] for i in range(len(low) - MIN_RUN + 1))
+            n = min(len(low), ANSWER_RUN)
+            answer_runs.setdefault(n, set()).update(low[i:i + n] for i in range(len(low) - n + 1))
             chars.update(low + s.upper())
         self._runs = frozenset(runs)
+        self._answer_runs = {n: frozenset(r) for n, r in answer_runs.items()}
         cls = "".join(sorted(re.escape(c) for c in chars))
         # From a stretch's first character only (the lookbehind): no quadratic restarts inside words.
         self._stretch = re.compile(f"(?<![{cls}])[{cls}]{{{MIN_RUN},}}") if chars else None
@@ -60,32 +87,27 @@ class Redactor:
             if c.isascii():
                 table[ord(c)] = ord(c.lower())
         self._table = bytes(table)
-        self._short = re.compile("|".join(short), re.IGNORECASE) if short else None
 
     def __bool__(self) -> bool:
-        return self._stretch is not None or self._short is not None
+        return self._stretch is not None
 
     def text(self, value: str) -> str:
-        if not value:
+        """``value`` with every run of a key masked: for errors and what is logged, never for answers."""
+        if not value or not self._maybe(value):
             return value
-        if self._short is None and not self._maybe(value):
-            return value
+        assert self._stretch is not None  # _maybe is False without one
         spans: list[tuple[int, int]] = []
-        if self._stretch is not None:
-            runs = self._runs
-            for m in self._stretch.finditer(value):
-                stretch, at = m.group().lower(), m.start()
-                for i in range(len(stretch) - MIN_RUN + 1):
-                    if stretch[i:i + MIN_RUN] in runs:
-                        spans.append((at + i, at + i + MIN_RUN))
-        if self._short is not None:
-            spans.extend(m.span() for m in self._short.finditer(value))
+        runs = self._runs
+        for m in self._stretch.finditer(value):
+            stretch, at = m.group().lower(), m.start()
+            for i in range(len(stretch) - MIN_RUN + 1):
+                if stretch[i:i + MIN_RUN] in runs:
+                    spans.append((at + i, at + i + MIN_RUN))
         if not spans:
             return value
-        spans.sort()
         out: list[str] = []
         last = 0
-        for start, end in spans:
+        for start, end in spans:  # in order: found stretch by stretch, left to right
             if out and start <= last:  # overlaps or touches the span just masked: extend it
                 last = max(last, end)
                 continue
@@ -93,6 +115,28 @@ class Redactor:
             last = end
         out.append(value[last:])
         return "".join(out)
+
+    def exposes(self, value: str) -> bool:
+        """Does ``value`` hold an ``ANSWER_RUN``-character piece of a key (or a shorter key whole), in any case?"""
+        if not value or not self._maybe(value):
+            return False
+        assert self._stretch is not None
+        for m in self._stretch.finditer(value):
+            stretch = m.group().lower()
+            for n, runs in self._answer_runs.items():
+                if any(stretch[i:i + n] in runs for i in range(len(stretch) - n + 1)):
+                    return True
+        return False
+
+    def exposing_field(self, obj: msgspec.Struct) -> str | None:
+        """The first string field of ``obj`` (an answer) that ``exposes`` a key, or None."""
+        if not self:
+            return None
+        for name in obj.__struct_fields__:
+            value = getattr(obj, name)
+            if isinstance(value, str) and self.exposes(value):
+                return name
+        return None
 
     def _maybe(self, value: str) -> bool:
         """Could ``value`` hold a run of a key? False is certain; True goes to the exact pass."""
@@ -108,18 +152,6 @@ class Redactor:
                     if word[i:i + MIN_RUN] in runs:
                         return True
         return False
-
-    def struct(self, obj: S) -> S:
-        """``obj`` with every string field redacted (a result's text, model name, finish reason ...)."""
-        if not self:
-            return obj
-        for name in obj.__struct_fields__:
-            value = getattr(obj, name)
-            if isinstance(value, str):
-                clean = self.text(value)
-                if clean is not value:
-                    setattr(obj, name, clean)
-        return obj
 
     def error(self, err: BaseException) -> BaseException:
         """``err`` with its message redacted in place (its args are what str() shows)."""

@@ -97,6 +97,14 @@ async def with_retries(call: Callable[[], Awaitable[T]], *, max_retries: int,
     raise AssertionError("unreachable")
 
 
+def retry_pause(exc: ProviderError, retry: int, base_s: float, max_s: float = 60.0) -> float:
+    """Seconds before retry number ``retry`` (1, 2, ...) of a call that cannot go through
+    ``with_retries`` (a download read as it streams): Retry-After, else doubling backoff with jitter."""
+    if exc.retry_after is not None:
+        return _first_wait(exc, 0.0)
+    return min(max_s, base_s * 2 ** (retry - 1)) * (1 + random.random())
+
+
 def _first_wait(exc: ProviderError, base_s: float) -> float:
     if exc.retry_after is not None:
         # A little jitter so that many workers told "retry in 2 s" do not return together.

@@ -7,12 +7,15 @@ an operation ``batches/{id}``; ``GET /v1beta/batches/{id}`` (``metadata.state``
 BATCH_STATE_*, and once done ``response.inlinedResponses`` or
 ``response.responsesFile``), ``GET /v1beta/batches``, ``POST
 /v1beta/batches/{id}:cancel``. Files: the resumable upload at
-``/upload/v1beta/files`` (start, then "upload, finalize") and
-``GET /download/v1beta/files/{id}:download?alt=media``.
+``/upload/v1beta/files`` (start, then "upload, finalize"),
+``GET /download/v1beta/files/{id}:download?alt=media``, ``GET /v1beta/files``
+(``pageSize`` / ``pageToken``), ``GET`` and ``DELETE /v1beta/files/{id}``. A
+file-fed batch names its input in ``metadata.inputConfig.fileName``.
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 import orjson
@@ -63,7 +66,7 @@ def _inline(source: Any) -> list[tuple[str, Any]]:
 
 def _from_file(store: BatchStore, name: Any) -> list[tuple[str, Any]]:
     f = store.files.get(str(name).removeprefix("files/"))
-    if f is None:
+    if f is None or f.owner != "gemini":
         raise GoogleError(404, f"File {name} not found.", "NOT_FOUND")
     out = []
     for n, raw in enumerate(ln for ln in f.data.splitlines() if ln.strip()):
@@ -108,7 +111,8 @@ async def create_batch(request: web.Request, store: BatchStore) -> web.Response:
     requests = _from_file(store, file_name) if file_name is not None else _inline(config["requests"])
     state = request.app[STATE]
     created = store.create("gemini", "sim", requests, lambda b: batch_answer(state, model, b), lambda _: model,
-                           extra={"model": model, "display_name": label, "inline": file_name is None})
+                           extra={"model": model, "display_name": label, "inline": file_name is None,
+                                  "file_name": file_name})
     return json_response(_operation(store, created))
 
 
@@ -133,7 +137,8 @@ def _outputs(store: BatchStore, batch: SimBatch) -> dict[str, Any]:
         return {"@type": _TYPE + "GenerateContentBatchOutput", "inlinedResponses": {"inlinedResponses": items}}
     if "responses_file" not in batch.extra:
         data = b"".join(orjson.dumps({"key": key, **out}) + b"\n" for key, out in lines)
-        batch.extra["responses_file"] = store.add_file(data, "batch_output", "responses.jsonl", "batch-out-").id
+        batch.extra["responses_file"] = store.add_file(data, "batch_output", "responses.jsonl", "batch-out-",
+                                                        "gemini").id
     return {"@type": _TYPE + "GenerateContentBatchOutput", "responsesFile": "files/" + batch.extra["responses_file"]}
 
 
@@ -147,6 +152,8 @@ def _operation(store: BatchStore, batch: SimBatch) -> dict[str, Any]:
     meta = {"@type": _TYPE + "GenerateContentBatch", "model": "models/" + batch.extra["model"],
             "displayName": batch.extra["display_name"], "name": "batches/" + batch.id, "state": state,
             "batchStats": stats}
+    if batch.extra["file_name"] is not None:  # inlined requests are not echoed (they may be 20 MB)
+        meta["inputConfig"] = {"fileName": batch.extra["file_name"]}
     doc: dict[str, Any] = {"name": "batches/" + batch.id, "metadata": meta}
     if phase == ENDED:
         doc["done"] = True
@@ -195,7 +202,8 @@ async def upload(request: web.Request, store: BatchStore) -> web.Response:
         if request.headers.get("X-Goog-Upload-Protocol") != "resumable" or command != "start":
             raise GoogleError(400, "Upload requests must use X-Goog-Upload-Protocol: resumable and start.")
         meta = (orjson.loads(await request.read() or b"{}").get("file") or {})
-        pending = store.add_file(b"", "pending", str(_field(meta, "display_name", "displayName") or ""), "upload-")
+        pending = store.add_file(b"", "pending", str(_field(meta, "display_name", "displayName") or ""), "upload-",
+                                 "gemini")
         url = f"{request.scheme}://{request.host}/upload/v1beta/files?upload_id={pending.id}"
         return json_response({}, {"X-Goog-Upload-URL": url, "X-Goog-Upload-Status": "active"})
     started = store.files.get(upload_id)
@@ -205,18 +213,54 @@ async def upload(request: web.Request, store: BatchStore) -> web.Response:
         raise GoogleError(400, "The simulator takes the whole file in one 'upload, finalize' at offset 0.")
     data = await request.read()
     del store.files[upload_id]
-    stored = store.add_file(data, "batch", started.filename, "")
+    stored = store.add_file(data, "batch", started.filename, "", "gemini")
     return json_response({"file": {"name": "files/" + stored.id, "displayName": stored.filename, "mimeType": "application/jsonl",
                            "sizeBytes": str(len(data)), "state": "ACTIVE", "uri": f"files/{stored.id}"}})
+
+
+def _file(store: BatchStore, file_id: str) -> Any:
+    f = store.files.get(file_id)
+    if f is None or f.owner != "gemini" or f.purpose == "pending":
+        raise GoogleError(404, f"File files/{file_id} not found.", "NOT_FOUND")
+    return f
+
+
+def _file_resource(f: Any) -> dict[str, Any]:
+    made = datetime.fromtimestamp(f.created, timezone.utc).isoformat().replace("+00:00", "Z")
+    gone = datetime.fromtimestamp(f.created + 48 * 3600, timezone.utc).isoformat().replace("+00:00", "Z")
+    return {"name": "files/" + f.id, "displayName": f.filename, "mimeType": "application/jsonl",
+            "sizeBytes": str(len(f.data)), "createTime": made, "updateTime": made, "expirationTime": gone,
+            "uri": f"files/{f.id}", "state": "ACTIVE",
+            "source": "GENERATED" if f.purpose == "batch_output" else "UPLOADED"}
 
 
 async def download(request: web.Request, store: BatchStore) -> web.Response:
     """GET /download/v1beta/files/{id}:download?alt=media."""
     file_id, _, method = request.match_info["target"].partition(":")
-    f = store.files.get(file_id)
-    if method != "download" or request.query.get("alt") != "media" or f is None:
+    f = _file(store, file_id)
+    if method != "download" or request.query.get("alt") != "media":
         raise GoogleError(404, f"File files/{file_id} not found.", "NOT_FOUND")
     return web.Response(body=f.data, content_type="application/jsonl")
+
+
+async def file_target(request: web.Request, store: BatchStore) -> web.Response:
+    """GET /v1beta/files/{id} (the File); DELETE /v1beta/files/{id} (an empty answer)."""
+    f = _file(store, request.match_info["id"])
+    if request.method == "DELETE":
+        del store.files[f.id]
+        return json_response({})
+    return json_response(_file_resource(f))
+
+
+async def list_files(request: web.Request, store: BatchStore) -> web.Response:
+    """GET /v1beta/files?pageSize=&pageToken= (at most 100 a page; the token is the next index)."""
+    size = min(100, max(1, int(request.query.get("pageSize", "10"))))
+    start = int(request.query.get("pageToken") or 0)
+    files = store.listed_files("gemini")
+    doc: dict[str, Any] = {"files": [_file_resource(f) for f in files[start:start + size]]}
+    if start + size < len(files):
+        doc["nextPageToken"] = str(start + size)
+    return json_response(doc)
 
 
 def add_routes(app: web.Application) -> None:
@@ -225,3 +269,6 @@ def add_routes(app: web.Application) -> None:
     app.router.add_route("*", "/v1beta/batches/{target}", _guarded(batch_target))
     app.router.add_post("/upload/v1beta/files", _guarded(upload))
     app.router.add_get("/download/v1beta/files/{target}", _guarded(download))
+    app.router.add_get("/v1beta/files", _guarded(list_files))
+    app.router.add_route("GET", "/v1beta/files/{id}", _guarded(file_target))
+    app.router.add_route("DELETE", "/v1beta/files/{id}", _guarded(file_target))

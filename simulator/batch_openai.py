@@ -1,7 +1,8 @@
 """OpenAI Files + Batch API for chat completions, simulated (simulator/batches.py holds the machinery).
 
-``POST /v1/files`` (multipart: ``purpose``, ``file``), ``GET /v1/files/{id}``
-and ``/content``; ``POST /v1/batches``, ``GET /v1/batches`` (newest first,
+``POST /v1/files`` (multipart: ``purpose``, ``file``), ``GET /v1/files`` (newest
+first, ``purpose`` / ``limit`` / ``order`` / ``after``), ``GET /v1/files/{id}`` and
+``/content``, ``DELETE /v1/files/{id}``; ``POST /v1/batches``, ``GET /v1/batches`` (newest first,
 ``limit`` / ``after``), ``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``.
 As strict as the real API where a client can get it wrong: the purpose, the
 endpoint, the completion window, metadata limits, and the input file's lines
@@ -59,13 +60,13 @@ async def upload_file(request: web.Request, store: BatchStore) -> web.Response:
     data = upload.file.read()
     if purpose == "batch" and len(data) > MAX_FILE_BYTES:
         raise RequestError(400, f"File is too large: {len(data)} bytes; a batch file can be up to 200 MB.", "file")
-    stored = store.add_file(data, str(purpose), upload.filename, "file-sim")
+    stored = store.add_file(data, str(purpose), upload.filename, "file-sim", "openai")
     return json_response(_file_object(stored))
 
 
 def _stored(store: BatchStore, file_id: str) -> Any:
     f = store.files.get(file_id)
-    if f is None:
+    if f is None or f.owner != "openai":
         raise RequestError(404, f"No such File object: {file_id}", "id", None)
     return f
 
@@ -78,6 +79,29 @@ async def file_content(request: web.Request, store: BatchStore) -> web.Response:
 async def file_object(request: web.Request, store: BatchStore) -> web.Response:
     """GET /v1/files/{id}."""
     return json_response(_file_object(_stored(store, request.match_info["id"])))
+
+
+async def delete_file(request: web.Request, store: BatchStore) -> web.Response:
+    """DELETE /v1/files/{id}."""
+    f = _stored(store, request.match_info["id"])
+    del store.files[f.id]
+    return json_response({"id": f.id, "object": "file", "deleted": True})
+
+
+async def list_files(request: web.Request, store: BatchStore) -> web.Response:
+    """GET /v1/files?purpose=&limit=&order=&after= (newest first unless order=asc)."""
+    limit = min(10_000, max(1, int(request.query.get("limit", "10000"))))
+    purpose = request.query.get("purpose")
+    files = [f for f in store.listed_files("openai") if purpose is None or f.purpose == purpose]
+    if request.query.get("order") == "asc":
+        files.reverse()
+    after_id = request.query.get("after")
+    if after_id:
+        ids = [f.id for f in files]
+        files = files[ids.index(after_id) + 1:] if after_id in ids else []
+    data = [_file_object(f) for f in files[:limit]]
+    return json_response({"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
+                          "last_id": data[-1]["id"] if data else None, "has_more": len(files) > limit})
 
 
 def _check_metadata(metadata: Any) -> None:
@@ -188,9 +212,9 @@ def _result_files(store: BatchStore, batch: SimBatch) -> tuple[str | None, str |
                             error=None)
             (out if r.status == 200 else err).append(orjson.dumps(line) + b"\n")
         batch.extra["output_file_id"] = store.add_file(b"".join(out), "batch_output", "output.jsonl",
-                                                       "file-sim").id if out else None
+                                                       "file-sim", "openai").id if out else None
         batch.extra["error_file_id"] = store.add_file(b"".join(err), "batch_output", "errors.jsonl",
-                                                      "file-sim").id if err else None
+                                                      "file-sim", "openai").id if err else None
     return batch.extra["output_file_id"], batch.extra["error_file_id"]
 
 
@@ -248,6 +272,8 @@ async def list_batches(request: web.Request, store: BatchStore) -> web.Response:
 
 def add_routes(app: web.Application) -> None:
     app.router.add_post("/v1/files", _guarded(upload_file))
+    app.router.add_get("/v1/files", _guarded(list_files))
+    app.router.add_delete("/v1/files/{id}", _guarded(delete_file))
     app.router.add_get("/v1/files/{id}", _guarded(file_object))
     app.router.add_get("/v1/files/{id}/content", _guarded(file_content))
     app.router.add_post("/v1/batches", _guarded(create_batch))

@@ -58,6 +58,7 @@ class StoredFile:
     data: bytes
     purpose: str
     filename: str
+    owner: str  # the wire whose Files API holds it: "openai" | "gemini"
     created: int = field(default_factory=lambda: int(time.time()))
 
 
@@ -92,10 +93,14 @@ class BatchStore:
     def new_id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids):06d}"
 
-    def add_file(self, data: bytes, purpose: str, filename: str, prefix: str) -> StoredFile:
-        stored = StoredFile(self.new_id(prefix), data, purpose, filename)
+    def add_file(self, data: bytes, purpose: str, filename: str, prefix: str, owner: str) -> StoredFile:
+        stored = StoredFile(self.new_id(prefix), data, purpose, filename, owner)
         self.files[stored.id] = stored
         return stored
+
+    def listed_files(self, owner: str) -> list[StoredFile]:
+        """``owner``'s files, newest first (uploads still in progress are not files yet)."""
+        return [f for f in reversed(self.files.values()) if f.owner == owner and f.purpose != "pending"]
 
     def create(self, provider: str, prefix: str, requests: list[tuple[str, Any]], answer: Answer,
                model_of: Callable[[Any], str], *, extra: dict[str, Any] | None = None,

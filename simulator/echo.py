@@ -3,11 +3,14 @@
 Every JSON answer, 200 or error, gets the key appended to its text-like
 fields (the answer, the model name, the error message), whole, in part
 (characters 4-16) and upper-cased; the response also carries it in a header.
+Basic credentials (a base_url's ``user:password@``) are echoed as ``user:password``.
 A client must keep all of it out of what it stores and prints.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 from typing import Any
 
 import orjson
@@ -20,8 +23,12 @@ _TEXT_FIELDS = {"content", "text", "message", "model", "modelVersion", "id"}
 
 
 def presented_key(request: web.Request) -> str | None:
-    auth = request.headers.get("Authorization", "")
-    return (auth[7:] if auth.startswith("Bearer ") else None) or request.headers.get("x-api-key") \
+    """The caller's key, or its Basic credentials as ``user:password`` (what a careless proxy prints)."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme == "Basic":
+        with contextlib.suppress(ValueError):
+            token = base64.b64decode(token, validate=True).decode("latin-1")
+    return (token if scheme in ("Bearer", "Basic") else None) or request.headers.get("x-api-key") \
         or request.headers.get("x-goog-api-key") or request.query.get("key")
 
 

@@ -128,6 +128,14 @@ def list_batches(con: duckdb.DuckDBPyConnection, model: str | None = None) -> li
     return _records(con, "WHERE model = ?", [model])
 
 
+def known_batch_ids(con: duckdb.DuckDBPyConnection, provider: str) -> frozenset[str]:
+    """Every provider id the database holds for ``provider``, whatever the lane or model: a batch whose
+    create answer was lost is none of these (what ``find`` needs where the API keeps no label)."""
+    rows = con.execute("SELECT DISTINCT batch_id FROM batches WHERE provider = ? AND batch_id IS NOT NULL",
+                       [provider]).fetchall()
+    return frozenset(r[0] for r in rows)
+
+
 def batch_items(con: duckdb.DuckDBPyConnection, label: str) -> dict[str, ItemKey]:
     rows = con.execute("SELECT custom_id, dataset, item_id, sample FROM batch_items WHERE label = ?",
                        [label]).fetchall()

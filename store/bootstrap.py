@@ -32,6 +32,7 @@ from benchmark.metric_kinds import KINDS, Sums, macro_of
 from store.transaction import transaction
 from store.views import hierarchy_sql, render_views
 
+DEFAULT_REPLICATES = 1000
 ALGORITHM = "bootstrap-2"  # part of the fingerprint: a change of method recomputes stored bounds
 # What the intervals depend on: (table, columns hashed). A change in any recomputes them.
 _INPUTS = (
@@ -51,7 +52,7 @@ class IntervalRun(msgspec.Struct, frozen=True):
     phases: dict[str, float] = {}  # wall seconds per phase, when recomputed (for bench/intervals_bench.py)
 
 
-def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = 1000, seed: int = 0,
+def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = DEFAULT_REPLICATES, seed: int = 0,
                       force: bool = False) -> IntervalRun:
     """Store the 95 % bootstrap bounds of every node (interval_bounds), unless the inputs are unchanged.
 
@@ -80,6 +81,16 @@ def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = 1000,
     drop_replicates(con)
     phases["bounds"] = time.perf_counter() - t1
     return IntervalRun(True, seconds, replicates, phases)
+
+
+def refresh_intervals(con: duckdb.DuckDBPyConnection) -> IntervalRun:
+    """After a command changed results, imported scores or suite parameters: the stored bounds
+    recomputed if their inputs changed, with the replicates and seed they were computed with (the
+    defaults for a file without any), so the file's own `intervals` and `leaderboard` views show
+    them to any DuckDB client, not only `report`'s temporary copies."""
+    stored = con.execute("SELECT replicates, seed FROM interval_state").fetchone()
+    replicates, seed = stored if stored is not None else (DEFAULT_REPLICATES, 0)
+    return compute_intervals(con, replicates=replicates, seed=seed)
 
 
 def fingerprint(con: duckdb.DuckDBPyConnection, replicates: int, seed: int) -> str:

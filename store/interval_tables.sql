@@ -33,13 +33,26 @@ CREATE TABLE IF NOT EXISTS interval_state (
 ALTER TABLE interval_state ADD COLUMN IF NOT EXISTS signature VARCHAR;
 
 -- A cheap signature of the results the bounds were computed from (a few ms, unlike the
--- fingerprint): rows, ok rows and the latest answer, verdicts, imports, suite loads.
+-- fingerprint): rows, ok rows and the latest answer, verdicts, imports, suite loads, and a
+-- hash of the small tables of parameters (suite weights, gate and tau, methods, grades,
+-- metric definitions, imported scores), which a user may UPDATE: they are data.
 -- The leaderboard and intervals views show stored bounds only while it is unchanged,
--- so a sweep writing new rows (or a live view reading during one) never pairs new
--- scores with old intervals. An UPDATE of a suite weight is not seen here (the
--- fingerprint of compute_intervals sees it; `report` recomputes).
+-- so a sweep writing new rows (or a live view reading during one), or a threshold lowered
+-- in the database, never pairs new scores with old intervals: the bounds read NULL until
+-- compute_intervals (refresh_intervals, `report`) computes them again. A rescore, which
+-- changes scores in place, is not seen here: it refreshes the bounds itself.
+CREATE OR REPLACE MACRO interval_parameters() AS (
+    SELECT hash(concat_ws(':',
+        (SELECT sum(hash(suite, version, gate, tau, missing_levels)) FROM suites),
+        (SELECT sum(hash(t)) FROM suite_abilities t), (SELECT sum(hash(t)) FROM suite_sub_abilities t),
+        (SELECT sum(hash(t)) FROM suite_tasks t), (SELECT sum(hash(t)) FROM suite_task_datasets t),
+        (SELECT sum(hash(t)) FROM suite_datasets t), (SELECT sum(hash(t)) FROM suite_methods t),
+        (SELECT sum(hash(t)) FROM suite_grades t), (SELECT sum(hash(t)) FROM suite_difficulty t),
+        (SELECT sum(hash(t)) FROM dataset_metrics t), (SELECT sum(hash(t)) FROM judge_metrics t),
+        (SELECT sum(hash(suite, dataset, model, score, override)) FROM external_scores)))
+);
 CREATE OR REPLACE MACRO interval_signature() AS (
-    SELECT concat_ws(':', r.n, r.n_ok, r.last, j.n, j.n_ok, e.n, e.last, s.last)
+    SELECT concat_ws(':', r.n, r.n_ok, r.last, j.n, j.n_ok, e.n, e.last, s.last, interval_parameters())
     FROM (SELECT count(*) AS n, count(*) FILTER (WHERE status = 'ok') AS n_ok, max(finished_at) AS last
           FROM results) r,
          (SELECT count(*) AS n, count(*) FILTER (WHERE status IN ('ok', 'empty')) AS n_ok FROM judgements) j,

@@ -129,6 +129,7 @@ def _remove(tmp: Path) -> None:
 
 
 def _ident(name: str) -> str:
+    """A name inside double quotes (a database is named by its file's stem, which may hold one)."""
     return name.replace('"', '""')
 
 

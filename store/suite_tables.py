@@ -14,6 +14,7 @@ import duckdb
 import pyarrow as pa
 
 from benchmark.suite import Suite, SuiteError, load_suite
+from store.transaction import transaction
 
 SUITE_TABLES_SQL = """
 CREATE TABLE IF NOT EXISTS suites (
@@ -90,8 +91,14 @@ def ensure_suite_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def load_suite_tables(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
-    """Write ``suite`` into the suite tables, replacing that (name, version)."""
+    """Write ``suite`` into the suite tables, replacing that (name, version), in one transaction."""
     ensure_suite_tables(con)
+    with transaction(con):
+        write_suite_tables(con, suite)
+
+
+def write_suite_tables(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
+    """``load_suite_tables`` inside the caller's transaction."""
     key = (suite.name, suite.version)
     rows: dict[str, list[tuple]] = {t: [] for t in _TABLES}
     rows["suites"].append(
@@ -123,15 +130,9 @@ def load_suite_tables(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
                 rows["suite_grades"].append(key + (d.id, m.id, label, grade_key(label), pts))
     for lw in suite.difficulty:
         rows["suite_difficulty"].append(key + (lw.levels, lw.level, lw.weight))
-    con.execute("BEGIN TRANSACTION")
-    try:
-        for table in _TABLES:
-            con.execute(f"DELETE FROM {table} WHERE suite = ? AND version = ?", key)
-            insert_rows(con, table, rows[table])
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
+    for table in _TABLES:
+        con.execute(f"DELETE FROM {table} WHERE suite = ? AND version = ?", key)
+        insert_rows(con, table, rows[table])
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:
@@ -180,10 +181,19 @@ def open_suite(con: duckdb.DuckDBPyConnection, spec: str | None, reload: bool = 
     UPDATEd); otherwise, or with ``reload``, the suite file is loaded now.
     None picks the only loaded suite.
     """
+    key, suite = resolve_suite(con, spec, reload)
+    if suite is not None:
+        load_suite_tables(con, suite)
+    return key
+
+
+def resolve_suite(con: duckdb.DuckDBPyConnection, spec: str | None,
+                  reload: bool = False) -> tuple[tuple[str, str], Suite | None]:
+    """``open_suite`` without writing: the (name, version), and the Suite still to load (None: loaded)."""
     if not reload and (spec is None or not spec.endswith(".toml")):
         hit = find_loaded(con, spec)
         if hit:
-            return hit
+            return hit, None
     if spec is None:
         names = sorted({n for n, _ in loaded_suites(con)})
         if names:
@@ -195,5 +205,4 @@ def open_suite(con: duckdb.DuckDBPyConnection, spec: str | None, reload: bool = 
         raise SuiteError(
             f"suite {name} version {version} is not loaded, and {suite.source} has version {suite.version}"
         )
-    load_suite_tables(con, suite)
-    return suite.name, suite.version
+    return (suite.name, suite.version), suite

@@ -96,6 +96,34 @@ def test_api_key_with_control_characters_names_the_variable_not_the_key(tmp_path
     assert "sk-a" not in msg and "\n" not in msg
 
 
+@pytest.mark.parametrize("url, expected", [
+    ("http://bob:s3cret-pass@127.0.0.1:9/v1", "base_url carries credentials (user:password@"),
+    ("http://bob@127.0.0.1:9/v1", "base_url carries credentials"),
+    ("http://127.0.0.1:9/v1?key=s3cret-pass", "base_url has a query (?...)"),
+    ("http://127.0.0.1:9/v1#s3cret-pass", "base_url has a fragment (#...)"),
+])
+def test_base_url_credentials_and_queries_are_refused_without_showing_them(tmp_path, monkeypatch, url, expected):
+    """With a key, user:pass@ crashed the sweep (aiohttp cannot send both); without one, a server's echo of
+    the Basic credentials was stored; a ?query made every request a 404."""
+    monkeypatch.setenv("ENGINE_TEST_KEY", "sk-long-enough-key")
+    with pytest.raises(UserError) as e:
+        load_models(write(tmp_path, GOOD.replace("http://127.0.0.1:9/v1", url, 1)))
+    msg = str(e.value)
+    assert "models[0] (name 'a')" in msg and expected in msg
+    assert "s3cret" not in msg and "bob" not in msg and "\n" not in msg
+
+
+def test_a_key_too_short_to_be_secret_is_said_once_at_load(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ENGINE_TEST_KEY", "EMPTY")
+    load_models(write(tmp_path, GOOD))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "models[1] (name 'b')" in err[0] and "ENGINE_TEST_KEY has 5 character(s)" in err[0]
+    assert "EMPTY" not in err[0] and "not hidden" in err[0]
+    monkeypatch.setenv("ENGINE_TEST_KEY", "sk-long-enough-key")
+    load_models(write(tmp_path, GOOD))
+    assert capsys.readouterr().err == ""
+
+
 def test_missing_env_var_skips_that_model_only(tmp_path, monkeypatch):
     monkeypatch.delenv("ENGINE_TEST_KEY", raising=False)
     cfg = load_models(write(tmp_path, GOOD))

@@ -19,6 +19,9 @@ from tests.integration.helpers import ROOT, query, run_cli
 MODEL = '[[models]]\nname = "m1"\nprovider = "openai"\nbase_url = "{url}"\nmodel = "m1"\napi_key_env = "SIM_KEY"\n{extra}'
 
 
+KEY = "sk-sim-bad-input-0123"  # long enough to be a secret: no warning beside the one error line
+
+
 def write(path: Path, url: str, extra: str = "", tail: str = "") -> Path:
     path.write_text(MODEL.format(url=url, extra=extra) + tail)
     return path
@@ -42,20 +45,20 @@ def stored(tmp_path):
     with SimServerProcess(mode="gold") as sim:
         m = write(tmp_path / "models.toml", sim.base_url, "max_tokens = 8\n")
         r = run_cli("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--limit", "10", "--quiet",
-                    env={**os.environ, "SIM_KEY": "k"})
+                    env={**os.environ, "SIM_KEY": KEY})
         assert r.returncode == 0, r.stderr
         sim.reset()
         yield db, sim
 
 
 @pytest.mark.parametrize("extra, key, tail, expect", [
-    ("max_tokens = 0\n", "k", "", "max_tokens must be >= 1"),
-    ("temperature = -0.5\n", "k", "", "temperature = -0.5 is out of range"),
-    ("top_p = 1.5\n", "k", "", "top_p = 1.5 is out of range"),
-    ("max_tokens = 5000\ntpm = 4000\n", "k", "", "max_tokens 5000 is above tpm 4000"),
-    ('max_tokens = 5000\naccount = "a"\n', "k", "\n[accounts.a]\ntpm = 1000\n", "above accounts.a.tpm 1000"),
+    ("max_tokens = 0\n", KEY, "", "max_tokens must be >= 1"),
+    ("temperature = -0.5\n", KEY, "", "temperature = -0.5 is out of range"),
+    ("top_p = 1.5\n", KEY, "", "top_p = 1.5 is out of range"),
+    ("max_tokens = 5000\ntpm = 4000\n", KEY, "", "max_tokens 5000 is above tpm 4000"),
+    ('max_tokens = 5000\naccount = "a"\n', KEY, "\n[accounts.a]\ntpm = 1000\n", "above accounts.a.tpm 1000"),
     ("", "sk-abc\r\n", "", "environment variable SIM_KEY contains a control character"),
-    ("", "k", '\n[sweep]\ndatasets = []\n', "[sweep] datasets is empty"),
+    ("", KEY, '\n[sweep]\ndatasets = []\n', "[sweep] datasets is empty"),
 ])
 def test_bad_input_exits_2_with_one_line_and_rows_unchanged(tmp_path, stored, extra, key, tail, expect):
     db, sim = stored
@@ -75,7 +78,7 @@ def test_empty_datasets_flag_is_an_error_not_the_whole_suite(tmp_path, stored):
     before = digest(db)
     m = write(tmp_path / "ok.toml", sim.base_url, "max_tokens = 8\n")
     line = one_error_line(run_cli("sweep", str(m), "--db", str(db), "--datasets", "", "--quiet",
-                                  env={**os.environ, "SIM_KEY": "k"}))
+                                  env={**os.environ, "SIM_KEY": KEY}))
     assert "--datasets is empty" in line
     assert sim.stats()["total"] == 0 and digest(db) == before
 
@@ -85,7 +88,7 @@ def test_truncated_database_says_what_is_wrong(tmp_path, stored):
     data = db.read_bytes()
     db.write_bytes(data[: len(data) // 3])
     m = write(tmp_path / "ok.toml", sim.base_url, "max_tokens = 8\n")
-    env = {**os.environ, "SIM_KEY": "k"}
+    env = {**os.environ, "SIM_KEY": KEY}
     line = one_error_line(run_cli("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--quiet", env=env))
     assert str(db) in line and "move it aside" in line, line
     line = one_error_line(run_cli("report", str(db)))
@@ -108,7 +111,7 @@ def _wait_answers(sim: SimServerProcess, proc: subprocess.Popen, n: int = 20, ti
 def _slow_sweep(tmp_path: Path, url: str, db: Path) -> subprocess.Popen:
     m = write(tmp_path / "slow.toml", url, "max_tokens = 8\nmax_concurrency = 2\n")
     return subprocess.Popen([sys.executable, "-m", "engine", "sweep", str(m), "--db", str(db), "--datasets",
-                             "synthetic", "--limit", "400", "--quiet"], cwd=ROOT, env={**os.environ, "SIM_KEY": "k"},
+                             "synthetic", "--limit", "400", "--quiet"], cwd=ROOT, env={**os.environ, "SIM_KEY": KEY},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -128,7 +131,7 @@ def test_a_sweep_that_ends_abnormally_is_not_left_running(tmp_path, sig):
         assert query(db, "SELECT outcome FROM runs") == [("running",)]
         m = write(tmp_path / "slow.toml", sim.base_url, "max_tokens = 8\n")
         r = run_cli("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--limit", "20", "--quiet",
-                    env={**os.environ, "SIM_KEY": "k"})
+                    env={**os.environ, "SIM_KEY": KEY})
         assert r.returncode == 0, r.stderr
     assert sorted(query(db, "SELECT outcome FROM runs")) == [("complete",), ("interrupted",)]
 
@@ -140,7 +143,7 @@ def test_a_sweep_that_ends_abnormally_is_not_left_running(tmp_path, sig):
 def test_signal_during_start_up_exits_130_without_traceback(tmp_path, sig, delay):
     m = write(tmp_path / "ok.toml", "http://127.0.0.1:9/v1", "max_tokens = 8\n")
     proc = subprocess.Popen([sys.executable, "-m", "engine", "sweep", str(m), "--db", str(tmp_path / "r.duckdb"),
-                             "--datasets", "synthetic", "--quiet"], cwd=ROOT, env={**os.environ, "SIM_KEY": "k"},
+                             "--datasets", "synthetic", "--quiet"], cwd=ROOT, env={**os.environ, "SIM_KEY": KEY},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(delay)
     proc.send_signal(sig)
@@ -170,7 +173,7 @@ def small_disk(tmp_path):
 def _fill(tmp_path: Path, url: str, db: Path, **popen) -> subprocess.CompletedProcess:
     m = write(tmp_path / "fill.toml", url, "max_tokens = 8\n")
     return subprocess.run([sys.executable, "-m", "engine", "sweep", str(m), "--db", str(db), "--datasets", "synthetic",
-                           "--limit", "20000", "--quiet"], cwd=ROOT, env={**os.environ, "SIM_KEY": "k"},
+                           "--limit", "20000", "--quiet"], cwd=ROOT, env={**os.environ, "SIM_KEY": KEY},
                           capture_output=True, text=True, timeout=300, **popen)
 
 

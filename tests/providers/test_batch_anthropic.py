@@ -64,10 +64,10 @@ async def test_expiry_and_cancel_leave_requests_retryable():
     assert {o.error.klass for o in got.values()} == {ErrorClass.TRANSIENT}
 
 
-async def test_find_cannot_recover_a_batch(sim):
+async def test_find_never_takes_a_batch_this_process_holds(sim):
     async with wires(sim, "anthropic") as (adapter, batch):
-        await batch.submit(requests(adapter, [0]), label="lost")
-        assert await batch.find("lost") is None  # a Message Batch has no metadata
+        await batch.submit(requests(adapter, [0]), label="held")
+        assert await batch.find("held") is None  # its create was answered: not a lost one
 
 
 @pytest.mark.parametrize("requests_, fragment", [

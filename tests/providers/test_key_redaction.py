@@ -1,5 +1,6 @@
-"""Keys never leave an adapter: whatever the server echoes (200 or error body, whole, partly,
-upper-cased, in a header) is redacted at the one exit, ``HttpChat.chat``, on every wire."""
+"""Keys never leave an adapter: whatever the server echoes in an error (whole, partly, upper-cased)
+is redacted at the one exit, ``HttpChat.chat``, on every wire; an answer is never altered (one that
+holds the key is refused), and a placeholder key too short to be secret is hidden nowhere."""
 
 import pytest
 from hypothesis import given, settings
@@ -7,8 +8,9 @@ from hypothesis import strategies as st
 
 from simulator.echo import ECHO_HEADER, echo
 from benchmark.dataset import Message
-from providers.errors import ProviderError
-from providers.redact import MASK, MIN_RUN, Redactor
+from providers.base import ChatResult
+from providers.errors import ErrorClass, ProviderError
+from providers.redact import ANSWER_RUN, MASK, MIN_RUN, Redactor
 from tests.providers import test_anthropic, test_gemini, test_openai
 
 KEY = "sk-proj-Echo0123456789abcdefGHIJ"
@@ -35,7 +37,23 @@ def test_every_run_of_the_key_in_any_case_is_masked():
     assert out.startswith(f"a{MASK}b ") and out.endswith(KEY[:MIN_RUN - 1])  # 7 characters say nothing
     assert r.text("nothing secret here") == "nothing secret here"
     assert Redactor([None]).text(KEY) == KEY and not Redactor([None])
-    assert Redactor(["short"]).text("a SHORT b") == f"a {MASK} b"  # a key shorter than a run: whole only
+
+
+def test_placeholder_keys_too_short_to_be_secret_are_hidden_nowhere():
+    for placeholder in ("a", "EMPTY", "ollama", "x" * (MIN_RUN - 1)):
+        r = Redactor([placeholder])
+        assert not r and r.text("A. Anna says EMPTY ollama") == "A. Anna says EMPTY ollama"
+        assert r.exposing_field(ChatResult(text="A. Anna", model_version="ollama-EMPTY")) is None
+
+
+def test_an_answer_holds_the_key_only_with_a_long_piece_of_it():
+    """The model cannot know the key: only a gateway pasting a long piece of it counts, never a
+    vendor's public prefix the model may well write."""
+    r = Redactor([KEY])
+    assert not r.exposes(f"keys look like {KEY[:MIN_RUN + 4]}... {KEY[:ANSWER_RUN - 1].upper()}")
+    assert r.exposes(f"x{KEY[3:3 + ANSWER_RUN]}y") and r.exposes(KEY.upper())
+    assert r.exposing_field(ChatResult(text="fine", model_version=f"m {KEY}")) == "model_version"
+    assert Redactor(["shortkey1"]).exposes("it is SHORTKEY1.")  # a key under ANSWER_RUN: whole
 
 
 _KEYS = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=MIN_RUN, max_size=60)
@@ -60,18 +78,29 @@ def test_no_run_survives_against_a_naive_search(key, data):
 
 
 @pytest.mark.parametrize("make", ADAPTERS)
-async def test_an_echoing_gateway_leaks_nothing_through_any_adapter(sim, make):
+async def test_an_answer_with_the_key_pasted_in_is_refused_not_altered(sim, make):
     root, _ = await sim(echo_key=True, api_key=KEY, mode="gold")
     a = make(root, api_key=KEY)
+    try:
+        with pytest.raises(ProviderError) as e:
+            await a.chat(MSGS)
+    finally:
+        await a.aclose()
+    assert e.value.klass is ErrorClass.PERMANENT and "API key" in str(e.value) and leaked(str(e.value)) == []
+
+
+@pytest.mark.parametrize("make", ADAPTERS)
+@pytest.mark.parametrize("placeholder", ["a", "sim", "EMPTY"])
+async def test_a_placeholder_key_leaves_the_answer_and_model_version_as_sent(sim, make, placeholder):
+    """With key "a", "Answer: B" came back "***nswer: B" (unparsed); with "sim", the version "m-***-2024"."""
+    root, _ = await sim(api_key=placeholder, mode="gold")
+    a = make(root, api_key=placeholder)
     try:
         res = await a.chat(MSGS)
     finally:
         await a.aclose()
-    # The echo was there (the answer still reads), and none of it came out.
-    assert res.text.startswith("Answer: B") and MASK in res.text and MASK in (res.model_version or "")
-    for field in res.__struct_fields__:
-        value = getattr(res, field)
-        assert not isinstance(value, str) or leaked(value) == [], field
+    assert res.text.startswith("Answer: B") and MASK not in res.text
+    assert "sim" in (res.model_version or "") and MASK not in (res.model_version or "")
 
 
 @pytest.mark.parametrize("make", ADAPTERS)
@@ -98,3 +127,18 @@ async def test_the_echo_mode_really_echoes(sim):
             assert r.headers[ECHO_HEADER] == KEY
     assert echo(KEY).strip("[] ") in body.replace("\\", "") or KEY in body
     assert KEY.upper() in body and KEY[4:16] in body
+
+
+@pytest.mark.parametrize("make", ADAPTERS)
+async def test_basic_credentials_of_the_url_echoed_in_errors_are_masked(sim, make):
+    """A base_url's user:password@ goes out as Basic auth; a server that prints it back leaks none of it."""
+    root, _ = await sim(echo_key=True, faults={"500": 1.0})
+    secret = "Pa55word-Secret-0123"
+    a = make(root.replace("://", f"://bob:{secret}@"), api_key=None, max_retries=0)
+    try:
+        with pytest.raises(ProviderError) as e:
+            await a.chat(MSGS)
+    finally:
+        await a.aclose()
+    assert e.value.status == 500 and MASK in str(e.value)
+    assert leaked(str(e.value), secret) == [] and leaked(str(e.value), f"bob:{secret}") == []

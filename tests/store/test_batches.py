@@ -92,3 +92,15 @@ def test_a_file_made_before_lanes_gets_the_column_with_its_batches_as_the_models
     con.close()
     con = _con(tmp_path)  # opening the file again runs store/batches.sql
     assert [(r.label, r.lane) for r in batches.open_batches(con, "m")] == [("L1", "model")]
+
+
+def test_known_batch_ids_are_every_lanes_and_models_of_a_provider(tmp_path):
+    """What find is told a lost Anthropic batch cannot be: any id the engine already holds."""
+    con = _con(tmp_path)
+    for label, model, provider, batch_id in (("L1", "m", "anthropic", "msgbatch_1"), ("L2", "j", "anthropic", None),
+                                             ("L3", "x", "anthropic", "msgbatch_3"), ("L4", "m", "openai", "b4")):
+        batches.record_batch(con, label=label, run_id="r", model=model, provider=provider, items=ITEMS,
+                             est_cost_usd=None, lane="judge" if model == "j" else "model")
+        if batch_id:
+            batches.set_created(con, label, batch_id)
+    assert batches.known_batch_ids(con, "anthropic") == {"msgbatch_1", "msgbatch_3"}

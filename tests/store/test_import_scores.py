@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import duckdb
 import pytest
 
 from engine.cli import main
+from store import import_scores as import_scores_module
+from store.import_scores import ScoreFileError
 from tests.store.test_views_support import items, make_db, metric
 
 
@@ -88,3 +92,54 @@ def test_unknown_suite_and_missing_file(db, tmp_path, capsys):
     assert main(["import-scores", str(db), str(tmp_path / "absent.csv"), "--suite", "moodbench"]) == 2
     assert "absent.csv: no such file" in capsys.readouterr().err
     assert main(["import-scores", "--suite", "moodbench"]) == 2  # argparse usage error, no traceback
+
+
+def test_a_rejected_file_leaves_the_database_as_it_was(tmp_path, capsys):
+    """It loaded the suite anyway (after which `report` asked for --suite)."""
+    db = tmp_path / "fresh.duckdb"
+    make_db(tmp_path, "fresh.duckdb").close()
+    assert run(db, tmp_path, "model,dataset,score\nm,sst2,80\nm,nope,1\n") == 2
+    assert "dataset 'nope' is not in suite" in capsys.readouterr().err
+    assert query(db, "SELECT count(*) FROM suites") == [(0,)]
+    assert run(db, tmp_path, "model,dataset,score\nm,sst2,80\n") == 0  # a good one loads suite and scores
+    assert query(db, "SELECT count(DISTINCT suite), count(*) FROM suites") == [(1, 1)]
+
+
+def test_a_missing_database_is_refused_not_created(tmp_path, capsys):
+    typo = tmp_path / "resutls.duckdb"
+    assert run(typo, tmp_path, "model,dataset,score\nm,sst2,80\n") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "resutls.duckdb does not exist" in err
+    assert not typo.exists()
+
+
+def test_imported_scores_leave_the_files_intervals_fresh(db, tmp_path):
+    """A plain DuckDB reader of the file saw no bounds until another sweep."""
+    assert run(db, tmp_path, "model,dataset,score\nm,sst2,80\nm,imdb,70\n") == 0
+    assert query(db, "SELECT ci_low, ci_high FROM intervals WHERE node = 'sst2'") == [(80.0, 80.0)]
+    assert query(db, "SELECT count(*) FROM leaderboard WHERE ci_low IS NULL") == [(0,)]
+
+
+def test_the_file_is_read_as_a_stream(db, tmp_path, monkeypatch):
+    """A bad last line of a long file is found with memory for a chunk of rows, not for the file."""
+    monkeypatch.setattr(import_scores_module, "CHUNK_ROWS", 500, raising=False)
+    f = tmp_path / "big.csv"
+    with f.open("w", encoding="utf-8") as out:
+        out.write("model,dataset,score\n")
+        for i in range(40_000):
+            out.write(f"model-{i:06d},sst2,{i % 100}.5\n")
+        out.write("m,sst2,high\n")
+    size = f.stat().st_size
+    tracemalloc.start()
+    try:
+        with pytest.raises(ScoreFileError, match="big.csv:40002: score 'high' is not a number"):
+            con = duckdb.connect(str(db))
+            try:
+                import_scores_module.import_scores(con, "moodbench", f)
+            finally:
+                con.close()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < size, (peak, size)  # read whole, it took ten times the file's size
+    assert query(db, "SELECT count(*) FROM external_scores") == [(0,)]

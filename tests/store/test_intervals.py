@@ -7,12 +7,13 @@ import os
 import random
 import tomllib
 
+import duckdb
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from benchmark.suite import parse_suite
-from store.bootstrap import build_replicates, compute_intervals, drop_replicates, resample_counts
+from store.bootstrap import build_replicates, compute_intervals, drop_replicates, refresh_intervals, resample_counts
 from tests.store.test_views_property import close, data_for, externals, load, suites
 from tests.store.test_views_property import con as prop_con  # noqa: F401 (a fixture)
 from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric, one
@@ -198,6 +199,38 @@ def test_views_hide_bounds_of_older_results(con, tmp_path):
     assert con.execute(fresh).fetchone() == (None, None)
     compute_intervals(con, replicates=100)
     assert None not in con.execute(fresh).fetchone()
+
+
+def test_a_changed_suite_parameter_hides_old_bounds_until_refreshed(con, tmp_path):
+    """The veto threshold lowered in the database (weights and tau are data): the stored P(veto) was
+    the old threshold's, shown as if fresh; now none is shown until recomputed, then the new one."""
+    load_toml(con, tmp_path, flat_suite({"g": (None, ["gd"]), "a": (1, ["d1"])}, gate="g", tau=60))
+    metric(con, "gd")
+    metric(con, "d1")
+    items(con, "m", "gd", _bits(20, 11))  # 55 %: vetoed at 60, not at 45
+    items(con, "m", "d1", _bits(50, 40))
+    compute_intervals(con, replicates=400, seed=1)
+    veto = "SELECT p_veto, rank_low FROM leaderboard"
+    assert con.execute(veto).fetchone()[0] > 0.5
+    con.execute("UPDATE suites SET tau = 45")
+    assert con.execute(veto).fetchone() == (None, None)
+    assert con.execute("SELECT count(ci_low) FROM intervals").fetchone() == (0,)
+    run = refresh_intervals(con)
+    assert run.recomputed and run.replicates == 400  # the stored settings kept
+    assert con.execute(veto).fetchone()[0] < 0.2
+
+
+def test_refresh_intervals_stores_bounds_a_plain_duckdb_reader_sees(con, tmp_path):
+    load_toml(con, tmp_path, flat_suite({"a": (1, ["d1"])}))
+    metric(con, "d1")
+    items(con, "m", "d1", _bits(30, 10))
+    assert refresh_intervals(con).replicates == 1000  # none stored: the default
+    con.close()
+    reader = duckdb.connect(str(tmp_path / "results.duckdb"), read_only=True)
+    try:
+        assert reader.execute("SELECT count(*), count(ci_low) FROM intervals").fetchone() == (5, 5)
+    finally:
+        reader.close()
 
 
 # ------------------------------------------------------------------- judged

@@ -154,3 +154,29 @@ def test_the_final_snapshot_is_written_even_before_the_first_tick(tmp_path):
     plan.final(con, rows=3)  # the sweep stored 3 rows and ended before keep_fresh copied anything
     assert {r[0] for r in _contents(snapshot_path(db), ("runs",))["runs"]} == {"old", "new"}
     con.close()
+
+
+def test_a_database_named_with_quotes_gets_its_snapshot(tmp_path):
+    db = tmp_path / """it's "mine".duckdb"""
+    con = connect(db)
+    con.execute("INSERT INTO runs (run_id, outcome) VALUES ('r1', 'complete')")
+    write_snapshot(con.cursor(), db)
+    con.close()
+    snap = duckdb.connect(str(snapshot_path(db)), read_only=True)
+    assert snap.execute("SELECT run_id FROM runs").fetchall() == [("r1",)]
+    snap.close()
+
+
+def test_git_ignores_the_snapshot_files_beside_a_database():
+    """The quickstart left quickstart.duckdb.snapshot untracked in the checkout."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    snap = snapshot_path("quickstart.duckdb")
+    names = [snap.name, snap.name + ".tmp", snap.name + ".tmp.wal"]
+    done = subprocess.run(["git", "check-ignore", "--no-index", *names], cwd=root, capture_output=True, text=True)
+    assert sorted(done.stdout.split()) == sorted(names)
