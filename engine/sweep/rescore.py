@@ -46,6 +46,7 @@ from engine.lanes.work import render
 from engine.sweep.plan import reading_data, resolve_datasets
 from engine.run.progress import log
 from store import extractions, history, runs
+from store.bootstrap import refresh_intervals
 from store.db import connect, transaction
 from store.judgements import answer_md5
 
@@ -253,6 +254,8 @@ def rescore(opts: RescoreOptions) -> int:
             outcome = "complete"
         finally:
             history.finish(con, rescore_id, tally["rows"], tally["changed"], outcome)
+        if tally["changed"]:  # the file's own intervals follow its scores, for any DuckDB reader
+            refresh_intervals(con)
         print(tally.line() + f" (rescore {rescore_id}; old values in results_history)", file=sys.stderr)
     finally:
         con.close()

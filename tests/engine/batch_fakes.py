@@ -25,6 +25,7 @@ from providers.batch import (
     BatchOutcome,
     BatchRequest,
     BatchStatus,
+    LostCreate,
 )
 from providers.errors import ErrorClass, ProviderError
 
@@ -119,6 +120,8 @@ class FakeBatchAPI:
         self.polls = 0
         self.answered: list[str] = []  # custom_ids answered with a result, over all batches
         self.answer: Callable[[bytes], str] = answer_of  # the reply text for a request body
+        self.hints: list[LostCreate | None] = []  # what `find` was told of each batch it looked for
+        self.discarded: list[str] = []  # batches whose files the engine deleted after collecting them
 
     def request_size(self, request: BatchRequest) -> int:
         return len(request.body) + 50
@@ -138,7 +141,8 @@ class FakeBatchAPI:
             raise self.submit_errors.pop(0)
         return batch_id
 
-    async def find(self, label: str) -> str | None:
+    async def find(self, label: str, hint: LostCreate | None = None) -> str | None:
+        self.hints.append(hint)
         if not self.finds:
             return None
         return next((b.id for b in self.batches.values() if b.label == label), None)
@@ -174,6 +178,9 @@ class FakeBatchAPI:
 
     async def cancel(self, batch_id: str) -> None:
         self.batches[batch_id].cancelled = True
+
+    async def discard(self, batch_id: str) -> None:
+        self.discarded.append(batch_id)
 
     async def aclose(self) -> None:
         pass

@@ -33,7 +33,7 @@ from engine.config import ModelConfig
 from engine.run.progress import Progress, log
 from engine.run.context import Budget
 from providers.base import ChatResult
-from providers.batch import FAILED, TERMINAL, BatchAPI, BatchRequest, BatchStatus
+from providers.batch import FAILED, TERMINAL, BatchAPI, BatchRequest, BatchStatus, LostCreate
 from providers.errors import ErrorClass, ProviderError, Unreachable
 from store import batches as store
 from store.batches import AnswerKey, ItemKey
@@ -132,9 +132,10 @@ class BatchCore(Generic[J]):
                     break
                 retry = await self._round([j for j, _ in retry], [])
                 rounds += 1
-        except Unreachable as e:
-            # Its endpoint was given up: what is in flight stays so, what is pending stays unasked.
-            log(f"warning: {self.shown}: {e}; its batches are collected by the next run")
+        except* Unreachable as group:
+            # Its endpoint was given up (raised inside a task group, so it comes grouped): what is in flight
+            # stays so, what is pending stays unasked, and the sweep's breaker makes the exit 3.
+            log(f"warning: {self.shown}: {group.exceptions[0]}; its batches are collected by the next run")
         finally:
             with anyio.CancelScope(shield=True):
                 await self.api.aclose()
@@ -171,8 +172,11 @@ class BatchCore(Generic[J]):
                     "another endpoint: cancelled, not collected; its items are asked again")
                 continue
             if batch_id is None:  # recorded, then the run ended before the provider's id was stored
+                # An API without labels (Anthropic) is searched by what was recorded of the batch.
+                since = rec.submitted_at.timestamp() if rec.submitted_at is not None else 0.0
+                hint = LostCreate(tuple(items), since, store.known_batch_ids(self.con, self.api.provider))
                 try:
-                    batch_id = await self.api.find(rec.label)
+                    batch_id = await self.api.find(rec.label, hint)
                 except ProviderError as e:
                     log(f"warning: {self.shown}: cannot tell whether batch {rec.label} was created ({e}); "
                         "its items wait for the next run")
@@ -319,6 +323,8 @@ class BatchCore(Generic[J]):
                 retry.append((job, ProviderError(ErrorClass.TRANSIENT, why)))
         await self.client.synced()  # the rows are stored before the batch is marked collected
         store.mark_collected(self.con, b.label)
+        with contextlib.suppress(ProviderError):  # its files at the provider: nothing left to read there
+            await self.api.discard(b.batch_id)
         if self.budget is not None and b.label in self.reserved:
             self.budget.settle(self.reserved.pop(b.label), cost)
         self._show()

@@ -195,6 +195,7 @@ def test_a_batch_that_ended_while_the_engine_was_down_is_collected_once(tmp_path
     polls = api.polls
     h.run(api)
     assert api.polls == polls + 1 and api.batches["batch_0"].results_read == 1
+    assert api.discarded == ["batch_0"]  # its files deleted once its rows were stored
     h.all_ok_once()
     h.run(api)
     assert api.batches["batch_0"].results_read == 1 and len(api.batches) == 1
@@ -290,6 +291,10 @@ def test_a_submitting_row_is_adopted_by_label_or_submitted_again(tmp_path, monke
     assert rec.status == "submitting" and rec.batch_id is None and len(api.batches) == 1
     api.finds = findable
     h.run(api)
+    # An API without labels is told what was recorded: the batch's custom_ids and when, and the ids held.
+    (hint,) = [x for x in api.hints if x is not None]
+    assert len(hint.custom_ids) == len(api.batches["batch_0"].requests) and hint.since > 0
+    assert hint.known == frozenset()
     recs = batches.list_batches(connect(h.db), "m")
     if findable:
         assert len(api.batches) == 1 and [(r.batch_id, r.collected) for r in recs] == [("batch_0", True)]

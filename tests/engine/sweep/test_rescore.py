@@ -160,3 +160,11 @@ def test_worker_processes_write_what_scoring_in_this_process_writes(tmp_path):
     finally:
         a.close()
         b.close()
+    from store.bootstrap import compute_intervals
+
+    con = connect(one)
+    try:  # the file's intervals were refreshed by the rescore: nothing left to recompute
+        assert con.execute("SELECT count(*) FROM interval_state").fetchone() == (1,)
+        assert not compute_intervals(con).recomputed
+    finally:
+        con.close()
