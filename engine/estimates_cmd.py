@@ -17,7 +17,7 @@ from pathlib import Path
 
 import msgspec
 
-from store.db import StoreLocked, connect
+from store.db import StoreError, StoreLocked, connect
 from store.estimates import EstimateRun, compute_estimates
 
 
@@ -28,6 +28,8 @@ class EstimateOptions(msgspec.Struct, frozen=True):
 
 
 def estimate(opts: EstimateOptions) -> int:
+    if not opts.db.exists():  # connecting would create an empty one
+        raise StoreError(f"database {opts.db} does not exist")
     try:
         con, store = connect(opts.db), True
     except StoreLocked:
