@@ -80,7 +80,7 @@ def _scores(con: duckdb.DuckDBPyConnection) -> pa.Table:
         """
         SELECT dataset, model, item_id, avg(score) AS score
         FROM results WHERE status = 'ok' AND score IS NOT NULL
-        GROUP BY ALL ORDER BY dataset, model, item_id
+        GROUP BY ALL ORDER BY dataset  -- each dataset's rows together: _by_dataset slices them
         """
     ).to_arrow_table()
     assert table is not None  # a SELECT always has a result
@@ -94,9 +94,10 @@ def _populations(con: duckdb.DuckDBPyConnection, rows: pa.Table, *, store: bool
     answers: dict[str, dict[str, Answered]] = {}
     refitted: list[str] = []
     stored = _stored_stamps(con) if store else {}
+    new_fits: list[tuple[str, str, list[str], list[str], ItemFit, int]] = []
     for d, part in _by_dataset(rows):
-        items = sorted({str(i) for i in part.column("item_id").to_pylist()})
-        names = sorted({str(m) for m in part.column("model").to_pylist()})
+        items = sorted(str(i) for i in pc.unique(part.column("item_id")).to_pylist())
+        names = sorted(str(m) for m in pc.unique(part.column("model")).to_pylist())
         col = pc.index_in(part.column("item_id"), value_set=pa.array(items)).to_numpy()
         row = pc.index_in(part.column("model"), value_set=pa.array(names)).to_numpy()
         score = part.column("score").to_numpy()
@@ -113,10 +114,11 @@ def _populations(con: duckdb.DuckDBPyConnection, rows: pa.Table, *, store: bool
             if fit is None:
                 fit = fit_2pl(y[calib], have[calib])
                 refitted.append(d)
-                if store:
-                    _store_fit(con, d, stamp, items, cal_names, fit, int(have[calib].sum()))
+                new_fits.append((d, stamp, items, cal_names, fit, int(have[calib].sum())))
             pop.fit = fit
         pops[d] = pop
+    if store and new_fits:
+        _store_fits(con, new_fits)
     return pops, answers, refitted
 
 
@@ -155,19 +157,29 @@ def _load_fit(con: duckdb.DuckDBPyConnection, dataset: str, items: list[str], mo
                    ability=np.array([abil[m] for m in models]), rounds=int(rounds[0] or 0))
 
 
-def _store_fit(con: duckdb.DuckDBPyConnection, dataset: str, stamp: str, items: list[str], models: list[str],
-               fit: ItemFit, n_rows: int) -> None:
-    params = pa.table({"dataset": [dataset] * len(items), "item_id": items,  # noqa: F841 - read by the SQL
-                       "discrimination": fit.discrimination, "intercept": fit.intercept,
-                       "difficulty": pa.array(fit.difficulty, from_pandas=True)})
-    abilities = pa.table({"dataset": [dataset] * len(models), "model": models,  # noqa: F841
-                          "ability": fit.ability})
+def _store_fits(con: duckdb.DuckDBPyConnection,
+                fits: list[tuple[str, str, list[str], list[str], ItemFit, int]]) -> None:
+    """(dataset, stamp, items, models, fit, rows) of every dataset refitted, in one transaction."""
+    now = datetime.now(UTC)
+    params = pa.table({  # noqa: F841 - read by the SQL
+        "dataset": [d for d, _, items, *_ in fits for _ in items],
+        "item_id": [i for _, _, items, *_ in fits for i in items],
+        "discrimination": np.concatenate([f.discrimination for *_, f, _ in fits]),
+        "intercept": np.concatenate([f.intercept for *_, f, _ in fits]),
+        "difficulty": pa.array(np.concatenate([f.difficulty for *_, f, _ in fits]), from_pandas=True)})
+    abilities = pa.table({  # noqa: F841
+        "dataset": [d for d, _, _, models, *_ in fits for _ in models],
+        "model": [m for _, _, _, models, *_ in fits for m in models],
+        "ability": np.concatenate([f.ability for *_, f, _ in fits])})
+    heads = pa.table({  # noqa: F841
+        "dataset": [d for d, *_ in fits], "stamp": [s for _, s, *_ in fits],
+        "models": [models for _, _, _, models, *_ in fits], "n_items": [len(items) for _, _, items, *_ in fits],
+        "n_rows": [n for *_, n in fits], "rounds": [f.rounds for *_, f, _ in fits]})
     with transaction(con):
         for table in ("item_fits", "item_params", "item_abilities"):
-            con.execute(f"DELETE FROM {table} WHERE dataset = ?", [dataset])
+            con.execute(f"DELETE FROM {table} WHERE dataset IN (SELECT dataset FROM heads)")
         con.execute("INSERT INTO item_fits (dataset, stamp, models, n_items, n_rows, rounds, fitted_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [dataset, stamp, models, len(items), n_rows, fit.rounds, datetime.now(UTC)])
+                    "SELECT *, ? FROM heads", [now])
         con.execute("INSERT INTO item_params (dataset, item_id, discrimination, intercept, difficulty) "
                     "SELECT * FROM params")
         con.execute("INSERT INTO item_abilities (dataset, model, ability) SELECT * FROM abilities")

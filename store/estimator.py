@@ -43,11 +43,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 import msgspec
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
+from scipy.special import stdtrit
 
 from store.item_model import Array, ItemFit, map_ability
 
@@ -138,7 +139,7 @@ def difference(y: Array, index: NDArray[np.intp], loo: Array, total: int) -> Est
     est = float(parts.mean())
     if n > 1:
         se = math.sqrt((1 - n / total) * float(resid.var(ddof=1)) / n)
-        q = float(stats.t.ppf(0.975, n - 1))
+        q = _t975(n - 1)
         lo, hi = est - q * se, est + q * se
     else:
         lo = hi = est
@@ -146,6 +147,11 @@ def difference(y: Array, index: NDArray[np.intp], loo: Array, total: int) -> Est
         wl, wh = wilson(float(y[0]), effective_n(n, total)) if total > n else (est, est)
         lo, hi = min(lo, wl), max(hi, wh)
     return _scaled(est, lo, hi, n, total, MODEL_ASSISTED)
+
+
+@lru_cache(maxsize=None)
+def _t975(df: int) -> float:
+    return float(stdtrit(df, 0.975))  # scipy.special: scipy.stats would add seconds of import
 
 
 def _scaled(est: float, lo: float, hi: float, n: int, total: int, method: str) -> Estimate:
@@ -220,7 +226,8 @@ def _loo_predictions(ans: Answered, pop: Population, mix: Blend, part: tuple[Arr
     n = len(ans.index)
     keep = ~np.eye(n, dtype=bool)
     fit = pop.fit
-    theta = map_ability(ans.scores, fit.discrimination[ans.index], fit.intercept[ans.index], keep)
+    a_s, c_s = fit.discrimination[ans.index], fit.intercept[ans.index]
+    theta = map_ability(ans.scores, a_s, c_s, keep, start=float(map_ability(ans.scores, a_s, c_s)[0]))
     p2 = fit.prob(theta)
     if mix.alpha >= 1:
         return p2

@@ -23,6 +23,7 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import expit
 
 Array = NDArray[np.float64]
 
@@ -53,7 +54,7 @@ class ItemFit(msgspec.Struct, frozen=True):
 
 
 def sigmoid(z: Array) -> Array:
-    return 0.5 * (1.0 + np.tanh(0.5 * z))  # no overflow warning for large |z|, unlike 1 / (1 + exp(-z))
+    return expit(z)  # scipy's ufunc: no overflow warning for large |z|, unlike 1 / (1 + exp(-z))
 
 
 def fit_2pl(scores: Array, answered: NDArray[np.bool_] | None = None) -> ItemFit:
@@ -94,24 +95,26 @@ def fit_2pl(scores: Array, answered: NDArray[np.bool_] | None = None) -> ItemFit
 
 
 def map_ability(y: Array, a: Array, c: Array, include: NDArray[np.bool_] | None = None, *,
-                prior_mean: float = 0.0, prior_var: float = 1.0, steps: int = 25) -> Array:
+                prior_mean: float = 0.0, prior_var: float = 1.0, start: float | None = None,
+                steps: int = 25) -> Array:
     """MAP abilities from answered items' scores and their parameters `a`, `c` (length n).
 
     `y` is one model's n scores or k models' (k x n); `include` (k x n) gives each of the k
     abilities its own subset of the n items (row r: the items marked True). Without either, one
     ability from all n. Newton steps on the concave log-posterior, with the fitted models'
-    ability distribution (mean 0, sd 1) as the prior.
+    ability distribution (mean 0, sd 1) as the prior; `start` (e.g. the ability from all n items,
+    for leave-one-out subsets) saves most of the steps.
     """
     rows = max(1 if y.ndim == 1 else y.shape[0], 1 if include is None else include.shape[0])
     sel = np.ones((rows, len(a))) if include is None else include.astype(np.float64)
-    theta = np.full(rows, float(prior_mean))
+    theta = np.full(rows, float(prior_mean if start is None else start))
     for _ in range(steps):
         p = sigmoid(np.outer(theta, a) + c)
         grad = (sel * (y - p)) @ a - (theta - prior_mean) / prior_var
         info = (sel * p * (1 - p)) @ (a * a) + 1 / prior_var
         step = np.clip(grad / info, -2.0, 2.0)  # no overshoot from a far start (all right / all wrong)
         theta = theta + step
-        if np.abs(step).max() < 1e-10:
+        if np.abs(step).max() < 1e-8:
             break
     return theta
 
