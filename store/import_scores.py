@@ -19,6 +19,7 @@ from pathlib import Path
 import duckdb
 
 from benchmark.errors import UserError
+from store.item_files import csv_header
 from store.suite_tables import insert_rows, open_suite
 from store.views import ensure_views
 
@@ -36,12 +37,7 @@ def read_scores(path: Path, datasets: set[str], suite: str) -> list[tuple[str, s
     except (OSError, UnicodeDecodeError) as e:
         raise ScoreFileError(f"{path}: cannot read: {e}") from None
     rows = csv.reader(text.splitlines())
-    try:
-        header = [h.strip().lower() for h in next(rows)]
-    except StopIteration:
-        raise ScoreFileError(f"{path}: empty file (expected a header: {','.join(COLUMNS)})") from None
-    except csv.Error as e:
-        raise ScoreFileError(f"{path}:1: malformed CSV: {e}") from None
+    header = csv_header(rows, path, COLUMNS, ScoreFileError)
     if sorted(header) != sorted(COLUMNS):
         raise ScoreFileError(f"{path}:1: header must be the columns {','.join(COLUMNS)}, got {','.join(header)}")
     col = {name: header.index(name) for name in COLUMNS}

@@ -14,7 +14,7 @@ import csv
 import gzip
 import io
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -197,14 +197,19 @@ class _Columns:
         return ItemTable(t, path, fmt, self.lines)
 
 
+def csv_header(reader: Any, path: Path, expected: Sequence[str], error: type[UserError]) -> list[str]:
+    """The header row of a CSV reader, lower-cased; `error` (one line) for an empty or malformed file."""
+    try:
+        return [h.strip().lower() for h in next(reader)]
+    except StopIteration:
+        raise error(f"{path}: empty file (expected a header: {','.join(expected)})") from None
+    except csv.Error as e:
+        raise error(f"{path}:1: malformed CSV: {e}") from None
+
+
 def _csv(path: Path, text: io.TextIOWrapper) -> ItemTable:
     reader = csv.reader(text)
-    try:
-        header = [h.strip().lower() for h in next(reader)]
-    except StopIteration:
-        raise ItemFileError(f"{path}: empty file (expected a header: {','.join(REQUIRED)})") from None
-    except csv.Error as e:
-        raise ItemFileError(f"{path}:1: malformed CSV: {e}") from None
+    header = csv_header(reader, path, REQUIRED, ItemFileError)
     _columns(path, header, f"{path}:1")
     at = {c: header.index(c) for c in header}
     key_at = [at[c] for c in REQUIRED[:3]]
@@ -242,12 +247,7 @@ def _jsonl(path: Path, text: io.TextIOWrapper) -> ItemTable:
         if not raw.strip():
             continue
         where = f"{path}:{line}"
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
-            raise ItemFileError(f"{where}: not JSON: {e}") from None
-        if not isinstance(obj, dict):
-            raise ItemFileError(f"{where}: expected an object with {', '.join(REQUIRED)}")
+        obj = _object(raw, where)
         _columns(path, list(obj), where)
         extra = {c: obj[c] if c == "response" else orjson.dumps(obj[c]).decode()
                  for c in OPTIONAL if obj.get(c) is not None}
@@ -255,6 +255,17 @@ def _jsonl(path: Path, text: io.TextIOWrapper) -> ItemTable:
             raise ItemFileError(f"{where}: response must be a string")
         out.add(_key((obj["model"], obj["dataset"], obj["item_id"]), where), _score(obj["score"], where), extra, line)
     return out.table(path, ".jsonl")
+
+
+def _object(raw: str, where: str) -> dict[str, Any]:
+    """One JSONL line: an object, or the error naming the line."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        raise ItemFileError(f"{where}: not JSON: {e}") from None
+    if isinstance(obj, dict):
+        return obj
+    raise ItemFileError(f"{where}: expected an object with {', '.join(REQUIRED)}")
 
 
 def _parquet(path: Path) -> ItemTable:
