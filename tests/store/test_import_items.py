@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from store import identity, resume
+from store import extractions, identity, resume
 from store.db import connect
 from store.import_items import ItemFileError, check_items, read_items, write_items
 from store.writer import insert_rows
@@ -126,6 +126,9 @@ def test_resume_counts_imported_rows_as_answered_and_skips_their_stamps(tmp_path
         assert resume.stamp_conflicts(con, {("m", "ds"): ("p1", "s1")}) == []
         assert identity.stored_identities(con, {("m", "ds"): "abc"}) == []
         assert con.execute("SELECT n_unparsed FROM dataset_item_stats").fetchone() == (0,)
+        # the [extractor] model is never asked to read them (item 2 has no response; item 1 one but no prediction)
+        con.execute("UPDATE results SET prediction = NULL")
+        assert extractions.pending_count(con, "x", "v", "run", ["m"], {"ds": ["1", "2"]}, []) == 0
         assert resume.delete_rows(con, ["m"], ["ds"]) == 2  # what --fresh does
     finally:
         con.close()
