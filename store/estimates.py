@@ -63,10 +63,13 @@ def compute_estimates(con: duckdb.DuckDBPyConnection, models: Sequence[str] | No
                    for d, per in answers.items()}
         sizes = {d: int(np.median([len(a.index) for a in per.values()])) for d, per in partial.items() if per}
         blend = choose_blend(list(pops.values()), sizes)
+        # Everything a model answered, complete datasets too: its agreement with the fitted models
+        # (the neighbours) pools all of it; only the datasets it answered part of are estimated.
         by_model: dict[str, dict[str, Answered]] = {}
-        for d, per in partial.items():
+        for d, per in answers.items():
             for m, a in per.items():
-                by_model.setdefault(m, {})[d] = a
+                if m in wanted:
+                    by_model.setdefault(m, {})[d] = a
         out = {m: estimate_model(by_model.get(m, {}), pops, blend, exclude=m) for m in sorted(wanted)}
     seconds = time.perf_counter() - t0
     if store and signature is not None:

@@ -100,3 +100,11 @@ def test_error_rows_are_not_answers_and_a_read_only_file_is_not_written(tmp_path
         assert ro.execute("SELECT count(*) FROM item_fits").fetchone() == (0,)
     finally:
         ro.close()
+
+
+def test_a_model_complete_on_one_dataset_is_estimated_on_the_other_only(con):
+    _fill(con, 12, 40, dataset="d1", partial=[("new", 40)], seed=1)
+    _fill(con, 12, 40, dataset="d2", partial=[("new", 10)], seed=2)
+    run = compute_estimates(con, ["new"])
+    assert list(run.estimates["new"]) == ["d2"]
+    assert run.estimates["new"]["d2"].method == "model-assisted" and run.estimates["new"]["d2"].n == 10
