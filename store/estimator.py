@@ -50,12 +50,14 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import stdtrit
 
-from store.item_model import Array, ItemFit, map_ability
+from store.item_model import Array, ItemFit, fit_2pl, map_ability
 
 Z95 = 1.959963984540054
 KAPPAS = (5.0, 10.0, 20.0, 40.0, 80.0, 160.0)
 ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 MODEL_ASSISTED, PLAIN = "model-assisted", "mean"
+CV_FOLDS = 3  # the cross-validation's 2PL: refitted without each third of the models (_cv_2pl)
+REFIT_DATASETS = 12  # ... on this many datasets (a refit costs a fit; past a dozen the choice is settled)
 
 
 class Population(msgspec.Struct):
@@ -270,10 +272,13 @@ def choose_blend(pops: Sequence[Population], sizes: Mapping[str, int], *, seed: 
         agree[np.ix_(at, at)] += (both * (1 - np.abs(y[:, None, :] - y[None, :, :]))).sum(2)
         count[np.ix_(at, at)] += both.sum(2)
     np.fill_diagonal(count, 0)  # a model is not its own neighbour
+    p2 = {p.dataset: _cv_2pl(p, [k for k, m in enumerate(p.models) if m in pos], shown[p.dataset],
+                             CV_FOLDS if k_refit < REFIT_DATASETS else 0)
+          for k_refit, p in enumerate(fitted)}
     sq = np.zeros((len(KAPPAS), len(ALPHAS)))
     sq_2pl = sq_mean = cells = 0.0
     for p in fitted:
-        e_k, e_2pl, e_mean, n_cells = _cv_errors(p, shown[p.dataset], agree, count, pos)
+        e_k, e_2pl, e_mean, n_cells = _cv_errors(p, shown[p.dataset], p2[p.dataset], agree, count, pos)
         sq += e_k
         sq_2pl += e_2pl
         sq_mean += e_mean
@@ -282,21 +287,39 @@ def choose_blend(pops: Sequence[Population], sizes: Mapping[str, int], *, seed: 
     best = Blend(kappa=KAPPAS[k], alpha=ALPHAS[a], loss=float(sq[k, a] / max(cells, 1)),
                  loss_2pl=sq_2pl / max(cells, 1), loss_mean=sq_mean / max(cells, 1))
     for p in fitted:  # per dataset: does the chosen blend beat the answered mean?
-        e_k, _, e_mean, _ = _cv_errors(p, shown[p.dataset], agree, count, pos, kappas=(best.kappa,))
+        e_k, _, e_mean, _ = _cv_errors(p, shown[p.dataset], p2[p.dataset], agree, count, pos,
+                                       kappas=(best.kappa,))
         p.assist = bool(e_k[0, ALPHAS.index(best.alpha)] < e_mean)
     return best
 
 
-def _cv_errors(p: Population, shown: NDArray[np.intp], agree: Array, count: Array, pos: Mapping[str, int],
-               kappas: Sequence[float] = KAPPAS) -> tuple[Array, float, float, float]:
-    """Squared errors on one dataset's held-back cells: per (kappa, alpha), of the 2PL, of the answered mean."""
+def _cv_2pl(p: Population, rows: list[int], shown: NDArray[np.intp], folds: int) -> Array:
+    """The 2PL's predictions for the fitted models that play new ones, from `shown` alone.
+
+    With `folds`, each model's items come from a 2PL fitted without it (its fold left out), as a
+    new model's would: the 2PL fitted on everyone knows each model's answers and would be favoured
+    over the neighbours, which never see the model they predict."""
     assert p.fit is not None
+    y, have = p.scores[rows], p.answered[rows]
+    seen = have[:, shown]
+    fits = [(np.ones(len(rows), dtype=bool), p.fit)]
+    if folds > 1 and len(rows) >= 2 * folds:
+        part = np.arange(len(rows)) % folds
+        fits = [(part == f, fit_2pl(y[part != f], have[part != f])) for f in range(folds)]
+    out = np.zeros(y.shape)
+    for sel, fit in fits:
+        theta = map_ability(y[np.ix_(sel, shown)], fit.discrimination[shown], fit.intercept[shown], seen[sel])
+        out[sel] = fit.prob(theta)
+    return out
+
+
+def _cv_errors(p: Population, shown: NDArray[np.intp], p2: Array, agree: Array, count: Array,
+               pos: Mapping[str, int], kappas: Sequence[float] = KAPPAS) -> tuple[Array, float, float, float]:
+    """Squared errors on one dataset's held-back cells: per (kappa, alpha), of the 2PL, of the answered mean."""
     rows = [k for k, m in enumerate(p.models) if m in pos]
     at = [pos[p.models[k]] for k in rows]
     y, have = p.scores[rows], p.answered[rows]
     seen = have[:, shown]
-    theta = map_ability(y[:, shown], p.fit.discrimination[shown], p.fit.intercept[shown], seen)
-    p2 = p.fit.prob(theta)
     held = have.copy()
     held[:, shown] = False
     mean = (y[:, shown] * seen).sum(1) / np.maximum(seen.sum(1), 1)
