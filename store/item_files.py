@@ -112,7 +112,10 @@ def _fast(path: Path, fmt: str) -> ItemTable | None:
             raw = pajson.read_json(path)
     except pa.ArrowException:
         return None
-    _columns(path, raw.column_names, f"{path}:1" if fmt.startswith(".csv") else str(path))
+    if fmt.startswith(".csv"):
+        _columns(path, raw.column_names, f"{path}:1")  # the header: its line is known
+    elif set(raw.column_names) - set(REQUIRED + OPTIONAL) or set(REQUIRED) - set(raw.column_names):
+        return None  # the row-by-row reader names the line (JSONL) or says which column (Parquet)
     if fmt != ".csv" and fmt != ".csv.gz":
         kinds = {c: raw.schema.field(c).type for c in raw.column_names}
         if any(pa.types.is_boolean(kinds[c]) for c in REQUIRED) or (

@@ -147,3 +147,11 @@ def test_a_reimport_replaces_but_a_sweeps_row_is_kept(tmp_path):
         _import(tmp_path, clash)
     assert _rows(tmp_path, sql="SELECT item_id, score FROM results ORDER BY 1") == [
         ("1", 1.0), ("2", 1.0), ("3", 1.0)]  # the whole file refused: item 1 kept too
+
+
+def test_a_jsonl_line_with_an_unknown_key_is_named(tmp_path):
+    f = tmp_path / "a.jsonl"
+    f.write_text('{"model": "m", "dataset": "d", "item_id": "1", "score": 1}\n'
+                 '{"model": "m", "dataset": "d", "item_id": "2", "score": 1, "notes": "x"}\n')
+    with pytest.raises(ItemFileError, match=r"a.jsonl:2: unknown column 'notes'"):
+        read_items(f)
