@@ -1,6 +1,6 @@
 """Estimates from a fraction of the items against the plain mean, replayed on real per-item matrices.
 
-    .venv/bin/python bench/efficient.py [--data FILE ...] [--fractions 0.05,0.1,0.2] [--folds 4] [--cut 300]
+    .venv/bin/python bench/efficient.py [--data FILE ...]   # default: $ENGINE_SHARED_DIR/efficient-dev/*.csv.gz [--fractions 0.05,0.1,0.2] [--folds 4] [--cut 300]
                                         [--seeds 1]
 
 For each development matrix (default: ../shared/efficient-dev/*.csv.gz, columns model, dataset,
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import os
 import random
 import sys
 import time
@@ -36,7 +37,7 @@ from benchmark.sampling import sample_key  # noqa: E402
 from store.db import ensure_schema  # noqa: E402
 from store.estimates import compute_estimates  # noqa: E402
 
-DEV = ROOT.parent / "shared" / "efficient-dev"
+DEV = Path(os.environ.get("ENGINE_SHARED_DIR", ROOT.parent / "shared")) / "efficient-dev"  # as the tests find shared/
 
 
 def read(path: Path) -> dict[str, dict[str, dict[str, float]]]:
@@ -101,6 +102,8 @@ def main() -> None:
     ap.add_argument("--cut", type=int, default=300)
     ap.add_argument("--seeds", type=int, default=1, help="repeat with seeds 0..N-1 and average")
     a = ap.parse_args()
+    if not a.data:
+        sys.exit(f"no development matrices in {DEV}: give --data FILE or set ENGINE_SHARED_DIR")
     for path in a.data:
         data = read(path)
         print(f"{path.name}: {len(next(iter(data.values())))} models x {len(data)} datasets")
