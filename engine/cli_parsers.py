@@ -178,6 +178,35 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_items_args(p: argparse.ArgumentParser) -> None:
+    add_db(p, "DuckDB results file (created if missing)")
+    p.add_argument("file", type=Path, metavar="FILE",
+                   help="CSV (.csv, .csv.gz), JSONL (.jsonl, .jsonl.gz) or Parquet: model,dataset,item_id,score "
+                        "(0..1) [,response,prediction,gold]")
+    add_suite(p, "the suite whose datasets are checked against their items (default: moodbench)")
+    add_data_dir(p, "data folder the suite's datasets are read from (default: ./data)")
+
+
+def _import_items(args: argparse.Namespace) -> int:
+    from engine.sweep.import_items import ImportItemsOptions, import_items
+
+    return import_items(ImportItemsOptions(db=args.db, file=args.file, suite=args.suite or "moodbench",
+                                           data_dir=args.data_dir))
+
+
+def _estimate_args(p: argparse.ArgumentParser) -> None:
+    add_db(p, "DuckDB results file")
+    p.add_argument("--models", metavar="NAME,NAME", help="comma-separated model names (default: every model that "
+                                                          "answered part of a dataset)")
+    p.add_argument("--json", action="store_true", help='print {"MODEL": {"DATASET": {"estimate": ..}}}')
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    from engine.sweep.estimates import EstimateOptions, estimate
+
+    return estimate(EstimateOptions(db=args.db, models=csv_list(args.models), json_out=args.json))
+
+
 def _export_args(p: argparse.ArgumentParser) -> None:
     add_db(p, "DuckDB results file (opened read-only)")
     p.add_argument("--format", default="parquet", help="parquet (default), csv (with a header) or jsonl")
@@ -364,6 +393,10 @@ COMMANDS: dict[str, Command] = {
     "batches": Command("list the provider batches of a database; --cancel stops those in flight",
                        _batches_args, _batches),
     "import-scores": Command("store dataset-level scores made elsewhere", _import_args, _import),
+    "import-items": Command("store per-item results made elsewhere as rows like a sweep's",
+                            _import_items_args, _import_items),
+    "estimate": Command("dataset scores, with intervals, of models that answered part of the items",
+                        _estimate_args, _estimate),
     "data pull": Command("download the datasets of a suite (checked, resumable)", _pull_args, _pull),
     "data list": Command("show, per dataset, whether its files are under --data-dir", _data_args, _list),
     "compactbench generate": Command("print one generated case as JSON (CompactBench's GeneratedCase)",

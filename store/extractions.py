@@ -109,6 +109,7 @@ FROM results r
 SEMI JOIN wanted w ON w.model = r.model AND w.dataset = r.dataset
 SEMI JOIN plan_t p ON p.dataset = r.dataset AND p.item_id = r.item_id
 WHERE r.status = 'ok' AND r.prediction IS NULL AND r.blocked IS NULL
+  AND r.extracted_by IS DISTINCT FROM 'imported'  -- imported rows (store/import_items.py) are not ours to read
   AND r.response IS NOT NULL AND regexp_matches(r.response, '\\S')
   AND NOT list_contains($cut::VARCHAR[], coalesce(r.finish_reason, ''))
   AND r.run_id IS DISTINCT FROM $run

@@ -14,6 +14,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from store.resume import IMPORTED
 from store.transaction import transaction
 
 
@@ -36,8 +37,9 @@ def stored_identities(con: duckdb.DuckDBPyConnection,
         SELECT r.model, r.dataset, r.identity, count(*)
         FROM results r JOIN exp e ON e.model = r.model AND e.dataset = r.dataset
         WHERE r.status = 'ok' AND r.identity IS DISTINCT FROM e.identity
+          AND r.prompt_hash IS DISTINCT FROM $imported  -- imported rows: no identity of ours answered them
         GROUP BY ALL ORDER BY 1, 2
-        """
+        """, {"imported": IMPORTED}
     ).fetchall()
     del exp
     return rows

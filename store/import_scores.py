@@ -29,6 +29,7 @@ import pyarrow as pa
 from benchmark.errors import UserError
 from store.bootstrap import refresh_intervals
 from store.db import StoreError, connect
+from store.item_files import csv_header
 from store.suite_tables import resolve_suite, write_suite_tables
 from store.transaction import transaction
 from store.views import ensure_views
@@ -51,10 +52,8 @@ def _rows(path: Path, datasets: set[str], suite: str) -> Iterator[tuple[str, str
     with f:
         rows = csv.reader(f)
         try:
-            header = [h.strip().lower() for h in next(rows)]
-        except StopIteration:
-            raise ScoreFileError(f"{path}: empty file (expected a header: {','.join(COLUMNS)})") from None
-        except (csv.Error, UnicodeDecodeError) as e:
+            header = csv_header(rows, path, COLUMNS, ScoreFileError)
+        except UnicodeDecodeError as e:
             raise ScoreFileError(f"{path}:1: malformed CSV: {e}") from None
         if sorted(header) != sorted(COLUMNS):
             raise ScoreFileError(f"{path}:1: header must be the columns {','.join(COLUMNS)}, got {','.join(header)}")

@@ -7,6 +7,11 @@ import pyarrow as pa
 
 from store.query import single
 
+# The stamp of rows imported from elsewhere (store/import_items.py: prompt_hash, scorer_version,
+# extracted_by). They count as answered, and no prompt, scorer or identity of ours made them:
+# the stamp and identity checks of a resume leave them out.
+IMPORTED = "imported"
+
 
 def done_counts(con: duckdb.DuckDBPyConnection, models: list[str],
                 items: dict[str, list[str]]) -> dict[tuple[str, str], int]:
@@ -54,8 +59,9 @@ def stamp_conflicts(con: duckdb.DuckDBPyConnection,
         SELECT r.model, r.dataset, r.prompt_hash, r.scorer_version, e.prompt_hash, e.scorer_version, count(*)
         FROM results r JOIN exp e ON e.model = r.model AND e.dataset = r.dataset
         WHERE r.status = 'ok' AND (r.prompt_hash <> e.prompt_hash OR r.scorer_version <> e.scorer_version)
+          AND r.prompt_hash IS DISTINCT FROM $imported
         GROUP BY ALL ORDER BY 1, 2
-        """
+        """, {"imported": IMPORTED}
     ).fetchall()
     del exp
     out = []

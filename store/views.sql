@@ -21,7 +21,9 @@ SELECT model, dataset,
        count(*) AS n_items,
        count(*) FILTER (WHERE status = 'ok') AS n_ok,
        count(*) FILTER (WHERE status = 'error') AS n_error,
-       count(*) FILTER (WHERE status = 'ok' AND prediction IS NULL) AS n_unparsed,
+       -- imported rows (store/import_items.py) are never unparsed: another harness read them, or did not say
+       count(*) FILTER (WHERE status = 'ok' AND prediction IS NULL AND extracted_by IS DISTINCT FROM 'imported')
+           AS n_unparsed,
        avg(score) FILTER (WHERE status = 'ok') AS mean_score
 FROM results
 GROUP BY model, dataset;
@@ -45,7 +47,7 @@ SELECT r.model, r.dataset, r.item_id, d.metric, d.kind, d.is_primary,
        CASE WHEN d.c IS NULL THEN NULL WHEN d.c = 'score' THEN r.score
             ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.c) AS DOUBLE) END AS c,
        d.a AS a_source,
-       r.prediction IS NOT NULL AS parsed  -- read by the extractor (store/unparsed.sql)
+       r.prediction IS NOT NULL OR r.extracted_by IS NOT DISTINCT FROM 'imported' AS parsed  -- read by the extractor (store/unparsed.sql)
 FROM results r JOIN dataset_metrics d ON d.dataset = r.dataset
 WHERE r.status = 'ok';
 

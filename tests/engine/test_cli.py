@@ -137,7 +137,7 @@ def _actions(name: str) -> list[argparse.Action]:
 
 # The commands that read or write a results database, and those that took `--db DB` before.
 WITH_DB = {"sweep", "report", "import-scores", "compactbench run", "compactbench scores", "serve", "export",
-           "compare", "rescore", "batches"}
+           "compare", "rescore", "batches", "import-items", "estimate"}
 HAD_DB_FLAG = {"sweep", "report", "import-scores", "compactbench run", "compactbench scores"}
 
 

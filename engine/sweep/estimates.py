@@ -1,0 +1,63 @@
+"""`python -m engine estimate DB`: dataset scores of models that answered part of the items.
+
+    python -m engine estimate results.duckdb [--models A,B] [--json]
+
+For every (model, dataset) where the model answered a subset of the items: the model-assisted
+estimate on the dataset's 0-100 scale, its 95 % interval, n, n_total and the method
+(store/estimator.py, docs/estimates.md). Not `sweep --estimate`, the cost estimate
+(engine/estimate.py). The estimates and the item models are stored (tables `estimates`,
+`item_fits`, view `dataset_estimates`); while a sweep holds the database they are computed
+from its read-only copy and not stored.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import msgspec
+
+from store.db import StoreError, StoreLocked, connect
+from store.estimates import EstimateRun, compute_estimates
+
+
+class EstimateOptions(msgspec.Struct, frozen=True):
+    db: Path
+    models: list[str] | None = None
+    json_out: bool = False
+
+
+def estimate(opts: EstimateOptions) -> int:
+    if not opts.db.exists():  # connecting would create an empty one
+        raise StoreError(f"database {opts.db} does not exist")
+    try:
+        con, store = connect(opts.db), True
+    except StoreLocked:
+        con, store = connect(opts.db, read_only=True), False
+    try:
+        run = compute_estimates(con, opts.models, store=store)
+    finally:
+        con.close()
+    if opts.json_out:
+        sys.stdout.write(msgspec.json.encode(run.estimates).decode() + "\n")
+    else:
+        _print(run)
+    return 0
+
+
+def _print(run: EstimateRun) -> None:
+    rows = [(m, d, e) for m, per in run.estimates.items() for d, e in sorted(per.items())]
+    if not rows:
+        print("no model answered part of a dataset: nothing to estimate")
+        return
+    wm = max(len("model"), *(len(m) for m, _, _ in rows))
+    wd = max(len("dataset"), *(len(d) for _, d, _ in rows))
+    print(f"{'model':<{wm}}  {'dataset':<{wd}}  estimate  95% interval    n/total  method")
+    for m, d, e in rows:
+        print(f"{m:<{wm}}  {d:<{wd}}  {e.estimate:8.2f}  [{e.ci_low:5.1f}, {e.ci_high:5.1f}]  "
+              f"{f'{e.n}/{e.n_total}':>9}  {e.method}")
+    b = run.blend
+    if b.loss is not None:
+        print(f"item predictions: {b.alpha:g} x 2PL + {1 - b.alpha:g} x neighbours (kappa {b.kappa:g}); "
+              f"cross-validated squared error {b.loss:.4f} (2PL alone {b.loss_2pl:.4f}, answered mean "
+              f"{b.loss_mean:.4f})", file=sys.stderr)
