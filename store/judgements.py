@@ -116,6 +116,7 @@ FROM results r
 JOIN wanted w ON w.model = r.model AND w.dataset = r.dataset
 SEMI JOIN plan_t p ON p.dataset = r.dataset AND p.item_id = r.item_id
 WHERE r.status = 'ok' AND r.run_id IS DISTINCT FROM $run
+  AND r.extracted_by IS DISTINCT FROM 'imported'  -- scores made elsewhere (store/import_items.py): not ours to judge
   AND NOT EXISTS (
       SELECT 1 FROM judgements j
       WHERE j.model = r.model AND j.dataset = r.dataset AND j.item_id = r.item_id AND j.sample = r.sample

@@ -51,7 +51,9 @@ from store.db import connect, transaction
 from store.judgements import answer_md5
 
 BATCH = 2000  # changed rows per transaction
-_CHOSEN = "FROM results WHERE dataset = ? AND status = 'ok' AND model IN (SELECT unnest(?::VARCHAR[]))"
+# Imported rows (store/import_items.py) hold scores made elsewhere, with no response of ours to read again.
+_CHOSEN = ("FROM results WHERE dataset = ? AND status = 'ok' AND model IN (SELECT unnest(?::VARCHAR[])) "
+           "AND extracted_by IS DISTINCT FROM 'imported'")
 _ROWS = ("SELECT model, item_id, sample, response, finish_reason, prediction, score, measures, scorer_version, "
          f"extracted_by {_CHOSEN} ORDER BY model, item_id, sample")
 

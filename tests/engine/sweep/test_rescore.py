@@ -168,3 +168,16 @@ def test_worker_processes_write_what_scoring_in_this_process_writes(tmp_path):
         assert not compute_intervals(con).recomputed
     finally:
         con.close()
+
+
+def test_imported_rows_are_not_read_again(tmp_path):
+    """Rows of import-items hold scores made elsewhere: rescore leaves them as imported."""
+    con = connect(tmp_path / "r.duckdb")
+    imported = replace(row(model="elsewhere", dataset="letters", item_id="i0", prediction=None, gold="A", score=0.7),
+                       response="Answer: A", prompt_hash="imported", scorer_version="imported", extracted_by="imported")
+    insert_rows(con, [imported])
+    tally = Tally()
+    rescore_dataset(con, LetterDataset(), ["elsewhere"], tmp_path, "rs1", tally)
+    assert tally["rows"] == 0
+    assert con.execute("SELECT score, scorer_version FROM results").fetchall() == [(0.7, "imported")]
+    con.close()
