@@ -103,10 +103,11 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
 
 def _sweep(args: argparse.Namespace) -> int:
     from engine.errors import EXIT_INTERRUPTED, EXIT_UNREACHABLE
-    from engine.report.serve import check_port
     from engine.sweep.sweep import SweepOptions, sweep
 
-    if args.serve is not None:
+    if args.serve is not None:  # the web server's imports cost a second: only when it serves
+        from engine.report.serve import check_port
+
         check_port(args.serve, "--serve")
     # `--datasets ""` is an empty selection (an error), not "every dataset".
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()] if args.datasets is not None else None
