@@ -11,9 +11,9 @@ The first copy is whole (ATTACH a fresh file, COPY FROM DATABASE). Later ones
 copy the last snapshot's file as it is, then bring in only what changed: the
 rows the writers stored since (their keys are journaled at each flush, and the
 rows are read back from the database, so applying a key twice is harmless) and
-the small tables a sweep touches (replaced whole). A copy that would be larger
-than that, or a schema that changed, falls back to the whole copy, and so does
-the sweep's last copy. Either way the new file is renamed into place: a reader
+the small tables a sweep touches (replaced whole; at the sweep's end every other
+table too). A journal too long to be cheaper, a schema that changed, or no copy
+made by this run yet falls back to the whole copy. Either way the new file is renamed into place: a reader
 holding the old snapshot open keeps reading it.
 """
 
@@ -48,11 +48,13 @@ JOURNAL_MAX = 500_000  # changed keys past which one whole copy is cheaper than 
 Journal = dict[str, tuple[tuple[str, ...], set[tuple[Any, ...]]]]  # table -> (its key columns, changed keys)
 
 
-def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path, journal: Journal | None = None) -> float:
+def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path, journal: Journal | None = None, *,
+                   everything: bool = False) -> float:
     """Refresh the snapshot of the database ``con`` has open; returns the seconds it took.
 
     ``journal``: the keys stored since the last snapshot, per journaled table; None (or no snapshot
-    yet) copies the whole database. Run on a cursor of its own (``con.cursor()``), so it can overlap
+    yet) copies the whole database. ``everything``: the tables a sweep writes only at its end (bounds)
+    are replaced too. Run on a cursor of its own (``con.cursor()``), so it can overlap
     the writer's batches: the copy is one transaction and sees a consistent state.
     """
     t0 = time.perf_counter()
@@ -66,7 +68,7 @@ def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path, journal: Jour
             shutil.copyfile(final, tmp)
         con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
         try:
-            if whole or not _refresh(con, source, journal or {}):
+            if whole or not _refresh(con, source, journal or {}, everything):
                 if not whole:  # the schema moved on: start the file again
                     con.execute("DETACH moodengine_snapshot")
                     _remove(tmp)
@@ -93,7 +95,7 @@ def _tables(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, list[str
     return out
 
 
-def _refresh(con: duckdb.DuckDBPyConnection, source: str, journal: Journal) -> bool:
+def _refresh(con: duckdb.DuckDBPyConnection, source: str, journal: Journal, everything: bool = False) -> bool:
     """Bring the attached copy of the last snapshot up to date; False: the tables differ, copy it whole."""
     tables = _tables(con, source)
     if tables != _tables(con, "moodengine_snapshot"):
@@ -108,12 +110,12 @@ def _refresh(con: duckdb.DuckDBPyConnection, source: str, journal: Journal) -> b
                 if not keys:
                     continue
                 changed = pa.table({k: [v[i] for v in keys] for i, k in enumerate(key)})  # noqa: F841 - in the SQL
-                match = " AND ".join(f't."{_ident(k)}" IS NOT DISTINCT FROM c."{_ident(k)}"' for k in key)
-                con.execute(f'DELETE FROM {dst}."{_ident(table)}" t WHERE EXISTS (SELECT 1 FROM changed c '
-                            f"WHERE {match})")
-                con.execute(f'INSERT INTO {dst}."{_ident(table)}" ({cols}) SELECT {cols} FROM '
+                # The key is the table's primary key: an upsert finds the old row through its index,
+                # where a delete would scan (and load) the whole table of the copy.
+                match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key)
+                con.execute(f'INSERT OR REPLACE INTO {dst}."{_ident(table)}" ({cols}) SELECT {cols} FROM '
                             f'{src}."{_ident(table)}" t SEMI JOIN changed c ON {match}')
-            elif table not in STATIC and not table.startswith(STATIC_PREFIX):
+            elif everything or (table not in STATIC and not table.startswith(STATIC_PREFIX)):
                 con.execute(f'DELETE FROM {dst}."{_ident(table)}"')
                 con.execute(f'INSERT INTO {dst}."{_ident(table)}" ({cols}) SELECT {cols} FROM {src}."{_ident(table)}"')
         con.execute("COMMIT")
@@ -191,10 +193,12 @@ class Snapshots:
         stored anything (`rows`: all it stored, counted by the caller: it may end before the first tick)."""
         if not rows:
             return
-        self.take()
+        journal: Journal | None = self.take()
+        if not self.last_rows:  # no copy made by this run yet: the snapshot there is another run's
+            journal = None
         cur = con.cursor()
         try:
-            self.done(rows, write_snapshot(cur, self.db), time.monotonic())
+            self.done(rows, write_snapshot(cur, self.db, journal, everything=True), time.monotonic())
         finally:
             cur.close()
 
