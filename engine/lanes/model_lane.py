@@ -11,6 +11,7 @@ from engine.run.generation import ProviderSet
 from engine.lanes.work import Work
 from engine.run.progress import Progress
 from engine.run.context import Budget, RowSink, RunContext
+from engine.run.scoring import ScoringOverrun, score_bounded
 from engine.run.workers import STOP, run_workers
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
@@ -88,12 +89,16 @@ async def evaluate(model: str, provider: Provider | ProviderSet, w: Work, stamps
         chat = provider.for_dataset(w.planned.id).chat if isinstance(provider, ProviderSet) else provider.chat
         res = await chat(w.item.messages, w.item.answer)
     except ProviderError as e:
-        return build_row(model, w, stamps, started, e)
-    return build_row(model, w, stamps, started, res)
+        return await build_row(model, w, stamps, started, e)
+    return await build_row(model, w, stamps, started, res)
 
 
-def build_row(model: str, w: Work, stamps: Stamps, started: datetime, outcome: ChatResult | ProviderError) -> ResultRow:
-    """The row of one answer (scored) or one error: the same for a call and a batch request."""
+async def build_row(model: str, w: Work, stamps: Stamps, started: datetime,
+                    outcome: ChatResult | ProviderError) -> ResultRow:
+    """The row of one answer (scored) or one error: the same for a call and a batch request.
+
+    A long answer is scored off the event loop, capped (engine/run/scoring.py): a scorer that overruns is
+    an error row of class `scorer`, like a scorer that raises."""
     ds = w.planned.dataset
     item = w.item
     base: dict[str, Any] = dict(model=model, dataset=ds.id, item_id=item.id, sample=w.sample, gold=item.gold,
@@ -114,10 +119,12 @@ def build_row(model: str, w: Work, stamps: Stamps, started: datetime, outcome: C
                 cost_usd=price.cost(res.input_tokens, res.output_tokens) if price is not None else None)
     try:
         # A refusal or safety block has empty text: the scorer sees no answer (unparsed).
-        scored = ds.score(item, res.text, finish_reason=res.finish_reason)
-    except Exception as e:  # noqa: BLE001 - a scorer bug must not cost the answer: store it, retry on resume
-        detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-        return ResultRow(**base, **call, status="error", error_class="scorer", error=f"scoring failed: {detail}"[:1000],
+        scored = await score_bounded(lambda: ds.score(item, res.text, finish_reason=res.finish_reason),
+                                     len(res.text))
+    except Exception as e:  # noqa: BLE001 - a scorer bug or overrun must not cost the answer: store it, retry on resume
+        error = (f"{e} on an answer of {len(res.text):,} characters" if isinstance(e, ScoringOverrun)
+                 else "scoring failed: " + "".join(traceback.format_exception_only(type(e), e)).strip())
+        return ResultRow(**base, **call, status="error", error_class="scorer", error=error[:1000],
                          prediction=None, score=None, measures=None, finished_at=datetime.now(timezone.utc))
     return ResultRow(**base, **call, status="ok", error_class=None, error=None, prediction=scored.prediction,
                      score=scored.score, measures=scored.measures, finished_at=datetime.now(timezone.utc))

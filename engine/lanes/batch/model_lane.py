@@ -104,7 +104,7 @@ class BatchLane:
         return estimate_cost(job, self.stamps)
 
     async def store(self, job: Work, outcome: ChatResult | ProviderError, started: datetime) -> float:
-        row = build_row(self.model.name, job, self.stamps, started, outcome)
+        row = await build_row(self.model.name, job, self.stamps, started, outcome)
         await self.answers.put(row)
         self.progress.advance(self.model.name, ok=row.status == "ok")
         return row.cost_usd or 0.0

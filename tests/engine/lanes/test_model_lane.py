@@ -1,0 +1,50 @@
+"""engine.lanes.model_lane: the row of an answer, scored without holding the run's loop."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+import anyio
+
+from benchmark.dataset import Scored
+from engine.lanes.model_lane import Stamps, build_row
+from engine.lanes.work import PlannedDataset, Work
+from engine.run import scoring
+from providers.base import ChatResult
+from tests.engine.fakes import FakeDataset
+
+
+class SlowOnLongLines(FakeDataset):
+    """A scorer that costs seconds on a long line, as a quadratic extraction rule does."""
+
+    def score(self, item, response, *, finish_reason=None):
+        if len(response) > 1000:
+            end = time.monotonic() + 30
+            while time.monotonic() < end:
+                sum(range(100))
+        return Scored("A", 1.0)
+
+
+def _row(text: str):
+    ds = SlowOnLongLines()
+    planned = PlannedDataset(ds, (("i1", 1),))
+    work = Work(planned, ds.render("i1", 1), 0)
+    stamps = Stamps("1.0", {ds.id: "h"}, run_id="r")
+    return anyio.run(build_row, "m", work, stamps, datetime.now(timezone.utc), ChatResult(text, "v1"))
+
+
+def test_a_short_answer_is_scored():
+    row = _row("Answer: A")
+    assert (row.status, row.prediction, row.score) == ("ok", "A", 1.0)
+
+
+def test_a_scorer_overrunning_its_cap_is_a_scorer_error_keeping_the_answer(monkeypatch):
+    monkeypatch.setattr(scoring, "INLINE_CHARS", 100)
+    monkeypatch.setattr(scoring, "CAP_S", 0.3)
+    t0 = time.monotonic()
+    row = _row("The answer is A. " * 4000)
+    assert time.monotonic() - t0 < 5
+    assert (row.status, row.error_class, row.score, row.prediction) == ("error", "scorer", None, None)
+    assert row.error == "scoring took over 0.3 s on an answer of 68,000 characters"
+    assert row.response is not None and len(row.response) == 68_000 and row.model_version == "v1"
