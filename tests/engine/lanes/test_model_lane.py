@@ -46,5 +46,5 @@ def test_a_scorer_overrunning_its_cap_is_a_scorer_error_keeping_the_answer(monke
     row = _row("The answer is A. " * 4000)
     assert time.monotonic() - t0 < 5
     assert (row.status, row.error_class, row.score, row.prediction) == ("error", "scorer", None, None)
-    assert row.error == "scoring took over 0.3 s on an answer of 68,000 characters"
+    assert row.error == "scoring used over 0.3 s of CPU on an answer of 68,000 characters"
     assert row.response is not None and len(row.response) == 68_000 and row.model_version == "v1"

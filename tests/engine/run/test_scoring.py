@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from engine.run import scoring
-from engine.run.scoring import ScoringOverrun, capped, score_bounded
+from engine.run.scoring import Capped, ScoringOverrun, score_bounded
 
 
 def _spin(seconds: float) -> str:
@@ -58,14 +58,20 @@ def test_a_slow_scorer_leaves_the_event_loop_free():
     assert len(gaps) > 20 and max(gaps) < 0.5
 
 
-def test_a_scorer_past_the_cap_is_stopped():
+def _bounded(fn, cap_s: float, monkeypatch):
+    """`fn` scored as a long answer under a cap of `cap_s` seconds of CPU."""
+    monkeypatch.setattr(scoring, "CAP_S", cap_s)
+    return anyio.run(score_bounded, fn, 100_000)
+
+
+def test_a_scorer_past_the_cap_is_stopped(monkeypatch):
     t0 = time.monotonic()
-    with pytest.raises(ScoringOverrun, match="scoring took over 0.3 s"):
-        capped(lambda: _spin(30.0), 0.3)
+    with pytest.raises(ScoringOverrun, match="scoring used over 0.3 s of CPU"):
+        _bounded(lambda: _spin(30.0), 0.3, monkeypatch)
     assert time.monotonic() - t0 < 5.0
 
 
-def test_a_scorer_that_swallows_the_stop_gives_no_result():
+def test_a_scorer_that_swallows_the_stop_gives_no_result(monkeypatch):
     def stubborn() -> str:
         try:
             return _spin(30.0)
@@ -73,14 +79,24 @@ def test_a_scorer_that_swallows_the_stop_gives_no_result():
             return "wrong"
 
     with pytest.raises(ScoringOverrun):
-        capped(stubborn, 0.3)
+        _bounded(stubborn, 0.3, monkeypatch)
 
 
-def test_a_scorer_within_the_cap_returns_its_result_and_leaves_no_hook():
-    import sys
+def test_a_scorer_within_the_cap_returns_its_result(monkeypatch):
+    assert _bounded(lambda: _spin(0.05), 5.0, monkeypatch) == "done"
 
-    assert capped(lambda: _spin(0.05), 5.0) == "done"
-    assert sys.getprofile() is None
+
+def test_the_cap_counts_the_scorers_cpu_not_its_wall_time(monkeypatch):
+    """A busy machine (here: a scorer that waits) does not make a normal answer overrun."""
+    assert _bounded(lambda: time.sleep(0.6) or "slept", 0.2, monkeypatch) == "slept"
+
+
+def test_a_stop_sent_as_the_scorer_returns_never_reaches_the_thread_pool():
+    """The stop is cancelled once the scorer has returned: the worker thread goes on serving."""
+    job = Capped(lambda: "ok", 5.0)
+    assert job.run() == "ok"
+    job.stop()  # too late: a no-op
+    assert sum(range(10)) == 45  # this thread did not get the stop
 
 
 def test_scoring_threads_are_bounded_per_run(monkeypatch):
@@ -104,3 +120,4 @@ def test_scoring_threads_are_bounded_per_run(monkeypatch):
 
     anyio.run(main)
     assert peak[0] == 2
+
