@@ -91,7 +91,9 @@ class ExtractorLane(SideLane):
         # The total grows as model lanes hand over unread answers (not known in advance).
         super().__init__(ctx, concurrency=ex.concurrency, total=plan.backlog, insert=store.insert_extractions,
                          table="extractions", key=store.KEY)
-        self.extractor = Extractor(ex, ctx.limits.get(ex.name) or Limits())
+        # The endpoint's breaker (engine/run/endpoints.py): a dead extractor is given up, its questions left for
+        # the next run, instead of each costing its retries.
+        self.extractor = Extractor(ex, ctx.limits.get(ex.name) or Limits(), ctx.breakers.get(ex.name))
         self._raws = {d: dict(p.records) for d, p in plan.planned.items()}
         self._plan_ids = {d: p.ids for d, p in plan.planned.items()}
         if ex.batch:  # through its provider's batch API (engine/lanes/batch/side_lane.py)

@@ -30,7 +30,8 @@ from engine.run.interrupt import Interrupt
 from engine.run.progress import Progress
 from providers.breaker import Breaker
 from providers.limits import Limits
-from store import runs
+from store import compactbench as cbstore
+from store import history, runs
 from store.writer import Writer
 
 T = TypeVar("T")
@@ -112,6 +113,17 @@ class StoredRun:
     def abort(self, outcome: str) -> None:
         with contextlib.suppress(duckdb.Error, OSError):  # the original error matters more
             runs.end_run(self.con, self.run_id, outcome)
+
+
+def close_stale_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """Runs a killed process left `running` (sweeps, rescores, CompactBench runs) become `interrupted`.
+
+    Called by every command that writes, once it holds the database (DuckDB lets one process write
+    it): no other run can be going on, so every `running` row is stale.
+    """
+    runs.close_stale_runs(con)
+    history.close_stale(con)
+    cbstore.close_stale_runs(con)
 
 
 class Budget:

@@ -16,6 +16,7 @@ from engine.config import ModelsFile, base_url, public_url
 from engine.lanes.model_lane import Stamps
 from engine.lanes.work import PlannedDataset
 from engine.run.generation import request_stamp
+from engine.run.context import close_stale_runs
 from engine.run.progress import log
 from engine.sweep.identity import check_identities
 from engine.sweep.plan import SweepOptions, SweepPlan, plan_sweep, run_stamp
@@ -58,7 +59,7 @@ def run_sweep(opts: SweepOptions, body: SweepBody) -> SweepResult:
     assert opts.db is not None  # with_file_defaults fills it
     con = connect(opts.db)
     try:
-        runs.close_stale_runs(con)  # we hold the write lock: a `running` row is a killed sweep's
+        close_stale_runs(con)  # we hold the write lock: a `running` row is a killed run's
         load_suite_tables(con, plan.suite)
         result = body(plan, cfg, con)
     except (duckdb.Error, OSError, BaseExceptionGroup) as e:

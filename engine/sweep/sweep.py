@@ -66,7 +66,8 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     extracting = plan_extraction(cfg, planned, con, run_id=run_id, fresh=opts.fresh, quiet=opts.quiet)
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
-    breakers = build_breakers([*cfg.models, *([judging.judge] if judging else [])], quiet=opts.quiet)
+    helpers = [*([judging.judge] if judging else []), *([extracting.extractor] if extracting else [])]
+    breakers = build_breakers([*cfg.models, *helpers], quiet=opts.quiet)
     assert opts.db is not None  # with_file_defaults set it
     snaps = snapshot.Snapshots(opts.db)
     lanes = SweepLanes(opts=opts, cfg=cfg, planned=planned, stamps=stamps, counts=counts, partial=partial,
