@@ -5,8 +5,9 @@
 Both answer `--items` COPA items (from `<ENGINE_SHARED_DIR>/datasets`, or `--data-dir`) on the
 simulated server; the looping model's every answer is "The answer is A. " repeated over one line.
 Prints the sweep's wall time and exit status, the healthy model's rows by status (every one
-should be ok: its calls never wait on the looping answers' scoring), and the looping model's
-rows by status and error class (ok, or `scorer` when the scoring cap stopped one).
+should be ok: its calls never wait on the looping answers' scoring) and its slowest call from
+request to stored row, and the looping model's rows by status and error class (ok, or `scorer`
+when the scoring cap stopped one).
 """
 
 from __future__ import annotations
@@ -51,10 +52,13 @@ def main() -> None:
     con = duckdb.connect(str(db), read_only=True)
     rows = con.execute("SELECT model, status, coalesce(error_class, ''), count(*) FROM results GROUP BY ALL "
                        "ORDER BY 1, 2, 3").fetchall()
+    (slowest,), = con.execute("SELECT max(epoch(finished_at) - epoch(started_at)) FROM results "
+                              "WHERE model = 'healthy'").fetchall()
     con.close()
     print(f"# command: .venv/bin/python -m bench.long_answer --items {args.items} --kb {args.kb}")
     print(f"{args.items} items each, a {args.kb} KB looping line beside a 1.5 s model: exit {r.returncode}, "
-          f"{wall:.1f} s wall; " + "; ".join(f"{m} {s}{'/' + c if c else ''} {n}" for m, s, c, n in rows))
+          f"{wall:.1f} s wall; " + "; ".join(f"{m} {s}{'/' + c if c else ''} {n}" for m, s, c, n in rows)
+          + f"; the healthy model's slowest call took {slowest:.1f} s (timeout 5 s)")
 
 
 if __name__ == "__main__":
