@@ -90,7 +90,7 @@ class ExtractorLane(SideLane):
         self.label = "extractor" if ex.name == "extractor" else f"extractor {ex.name}"
         # The total grows as model lanes hand over unread answers (not known in advance).
         super().__init__(ctx, concurrency=ex.concurrency, total=plan.backlog, insert=store.insert_extractions,
-                         table="extractions", key=store.KEY)
+                         table="extractions", key=store.KEY, price=ex.price)
         # The endpoint's breaker (engine/run/endpoints.py): a dead extractor is given up, its questions left for
         # the next run, instead of each costing its retries.
         self.extractor = Extractor(ex, ctx.limits.get(ex.name) or Limits(), ctx.breakers.get(ex.name))
@@ -128,7 +128,7 @@ class ExtractorLane(SideLane):
         if options is None or item.answer is None:
             return _row(base, Reading(status="not_choice"), None)
         return Question(job, base, extract_prompt.prompt(options, response, item.answer.multi),
-                        self.extractor.provider, (item, options))
+                        self.extractor.provider, (item, options), max_output=self.extractor.max_output)
 
     def finish(self, q: Question, outcome: ChatResult | ProviderError) -> store.ExtractionRow:
         item, options = q.context

@@ -47,9 +47,10 @@ def wants_model(response: str | None, finish_reason: str | None, blocked: str | 
 class Extractor:
     def __init__(self, cfg: ModelConfig, limits: Limits, breaker: Breaker | None = None):
         self.cfg = cfg
+        self.max_output = cfg.max_tokens or extract_prompt.MAX_OUTPUT
         self.provider = make_provider(
             cfg.provider, base_url=base_url(cfg), model=cfg.model, api_key=cfg.api_key(),
-            generation={**cfg.generation(), "max_tokens": cfg.max_tokens or extract_prompt.MAX_OUTPUT},
+            generation={**cfg.generation(), "max_tokens": self.max_output},
             limits=limits, timeout_s=cfg.timeout_s, max_retries=cfg.max_retries,
             max_connections=cfg.concurrency, backoff_base_s=cfg.backoff_s, reasoning=cfg.reasoning,
             breaker=breaker)

@@ -10,7 +10,7 @@ from typing import Any
 from engine.run.generation import ProviderSet
 from engine.lanes.work import Work
 from engine.run.progress import Progress
-from engine.run.context import Budget, RowSink, RunContext
+from engine.run.context import Budget, RowSink, RunContext, cost_bound
 from engine.run.scoring import ScoringOverrun, score_bounded
 from engine.run.workers import STOP, run_workers
 from providers.base import ChatResult, Provider
@@ -36,10 +36,7 @@ class Stamps:
 
 def estimate_cost(w: Work, stamps: Stamps) -> float:
     """Upper-bound cost of one item: prompt bytes / 3 tokens in, max_tokens out."""
-    if stamps.price is None:
-        return 0.0
-    est_in = sum(len(m.content.encode()) for m in w.item.messages) // 3
-    return stamps.price.cost(est_in, stamps.max_output) or 0.0
+    return cost_bound(stamps.price, w.item.messages, stamps.max_output)
 
 
 class ModelLane:

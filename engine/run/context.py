@@ -126,8 +126,23 @@ def close_stale_runs(con: duckdb.DuckDBPyConnection) -> None:
     cbstore.close_stale_runs(con)
 
 
+def prompt_tokens(messages: Iterable[Any]) -> int:
+    """A prompt's tokens as estimated before the call: UTF-8 bytes / 3 (English runs ~4 bytes a token,
+    Chinese ~3, so this errs high)."""
+    return sum(len(m.content.encode()) for m in messages) // 3
+
+
+def cost_bound(price: Any, messages: Iterable[Any], max_output: int) -> float:
+    """A call's cost at most, for the Budget and `--estimate`: its prompt in, `max_output` tokens out
+    (0 without a price: an unpriced model is not budgeted)."""
+    if price is None:
+        return 0.0
+    return price.cost(prompt_tokens(messages), max_output) or 0.0
+
+
 class Budget:
-    """A spending cap over the whole run (all lanes share one; single event loop, no lock).
+    """A spending cap over the whole run (all lanes share one, the judge's and the extractor's calls too;
+    single event loop, no lock).
 
     Before an item is dispatched its cost is reserved at an upper bound (the
     prompt's estimated tokens, and max_tokens of output); when it returns the

@@ -186,3 +186,21 @@ def test_a_dead_extractor_is_given_up_and_its_questions_asked_by_the_next_run(tm
         assert r.returncode == 0, r.stderr
         assert dict(sim.stats()["by_model"]) == {"ex-sim": 6}
     assert query(db, "SELECT status, count(*) FROM extractions GROUP BY 1") == [("ok", 6)]
+
+
+def test_extractor_calls_count_against_the_budget(tmp_path, data_dir):
+    db = tmp_path / "r.duckdb"
+    profiles = {"m1": {"mode": f"fixed:{UNREADABLE}"}, "ex-sim": {"mode": "fixed:B"}}
+    with SimServerProcess(mode="letter", profiles=profiles) as sim:
+        m = models(tmp_path / "models.toml", sim.base_url)  # m1 unpriced: only the extractor is budgeted
+        r = sweep(m, db, data_dir, 6, "--budget", "0.0000001")
+        assert r.returncode == 0, r.stderr
+        assert "budget reached" in r.stderr
+        first = dict(sim.stats()["by_model"])
+        assert "ex-sim" not in first  # no extractor call fits the budget: dispatching stops
+        sim.reset()
+        r = sweep(m, db, data_dir, 6, "--budget", "1")
+        assert r.returncode == 0, r.stderr
+        assert dict(sim.stats()["by_model"]) == {"ex-sim": 6, **({"m1": 6 - first["m1"]} if first["m1"] < 6 else {})}
+    (spent,), = query(db, "SELECT sum(cost_usd) FROM extractions")
+    assert spent > 0
