@@ -56,10 +56,10 @@ def legacy_detail(con: duckdb.DuckDBPyConnection, model: str) -> dict[str, Any]:
     return {"provider": row[0], "base_url": row[1], "model": row[2]}
 
 
-def adopt(con: duckdb.DuckDBPyConnection, model: str, dataset: str, identity: str) -> int:
-    """Stamp a model's rows without identity with this run's (they were found to agree)."""
-    n = con.execute("UPDATE results SET identity = ? WHERE model = ? AND dataset = ? AND identity IS NULL",
-                    [identity, model, dataset]).fetchone()
+def adopt(con: duckdb.DuckDBPyConnection, model: str, dataset: str, identity: str, old: str | None = None) -> int:
+    """Stamp a model's rows without identity (or with identity `old`) with this run's (they were found to agree)."""
+    n = con.execute("UPDATE results SET identity = ? WHERE model = ? AND dataset = ? "
+                    "AND identity IS NOT DISTINCT FROM ?", [identity, model, dataset, old]).fetchone()
     return int(n[0]) if n else 0
 
 

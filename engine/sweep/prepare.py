@@ -19,6 +19,7 @@ from engine.run.generation import request_stamp
 from engine.run.context import close_stale_runs
 from engine.run.progress import log
 from engine.sweep.identity import check_identities
+from engine.sweep.local_server import served_models
 from engine.sweep.plan import SweepOptions, SweepPlan, plan_sweep, run_stamp
 from store import resume, runs
 from store.db import connect, transaction, write_failure
@@ -86,7 +87,8 @@ def stamp_run(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: Models
         n = resume.delete_rows(con, names, [p.id for p in planned])
         log(f"--fresh: deleted {n} stored rows of these models and datasets", quiet=opts.quiet)
     # Who answers: checked against the stored rows before anything is called (engine/sweep/identity.py).
-    identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, fresh=opts.fresh, quiet=opts.quiet)
+    identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, fresh=opts.fresh, quiet=opts.quiet,
+                                  served=served_models(cfg))
     stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, request_stamp(m, p.dataset)) for p in planned},
                              run_id=run_id, price=m.price, max_output=m.max_tokens, identity=identities[m.name])
               for m in cfg.models}

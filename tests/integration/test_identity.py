@@ -151,3 +151,51 @@ def test_changed_judge_model_stops_before_any_call(tmp_path, data_dir):
         r = run_cli("sweep", str(models("judge-b")), "--db", str(db), *args, "--fresh")
         assert r.returncode == 0, r.stderr
         assert sim.stats()["by_model"] == {"gpt-a": 4, "judge-b": 4}
+
+
+def _ipv6(sim) -> str:
+    """The simulator's URL with its IPv6 host in brackets, as a models file writes it."""
+    port = sim.base_url.rsplit(":", 1)[1].split("/")[0]
+    return f"http://[::1]:{port}/v1"
+
+
+def test_a_loopback_server_serving_other_weights_after_a_restart_stops_the_sweep(tmp_path):
+    db, m = tmp_path / "r.duckdb", tmp_path / "models.toml"
+    with SimServerProcess(mode="gold", models=("weights-a",)) as sim:
+        assert sweep(one_model(m, sim.base_url), db).returncode == 0
+    with SimServerProcess(mode="gold", models=("weights-b",)) as sim:  # another free port, other weights
+        r = sweep(one_model(m, sim.base_url), db)
+        assert r.returncode == 2
+        assert "model m1: served model weights-a -> weights-b" in one_error_line(r.stderr)
+        assert sim.stats()["total"] == 0
+    with SimServerProcess(mode="gold", models=("weights-a",)) as sim:  # the same weights again: nothing to ask
+        r = sweep(one_model(m, sim.base_url), db)
+        assert r.returncode == 0, r.stderr
+        assert sim.stats()["total"] == 0
+
+
+def test_rows_stored_before_the_served_model_was_recorded_are_kept_and_stamped_with_it(tmp_path):
+    db, m = tmp_path / "r.duckdb", tmp_path / "models.toml"
+    with SimServerProcess(mode="gold") as sim:  # lists no model: what it serves is unknown
+        assert sweep(one_model(m, sim.base_url), db).returncode == 0
+    with SimServerProcess(mode="gold", models=("weights-a",)) as sim:
+        r = sweep(one_model(m, sim.base_url), db)
+        assert r.returncode == 0, r.stderr
+        assert sim.stats()["total"] == 0
+    assert query(db, "SELECT DISTINCT json_extract_string(i.detail, '$.served') FROM results r "
+                     "JOIN identities i USING (identity)") == [("weights-a",)]
+    with SimServerProcess(mode="gold", models=("weights-b",)) as sim:
+        r = sweep(one_model(m, sim.base_url), db)
+        assert r.returncode == 2 and "served model weights-a -> weights-b" in one_error_line(r.stderr)
+
+
+def test_an_ipv6_loopback_server_restarted_on_another_port_is_the_same_endpoint(tmp_path):
+    db, m = tmp_path / "r.duckdb", tmp_path / "models.toml"
+    with SimServerProcess(mode="gold", host="::1", models=("weights-a",)) as sim:
+        assert sweep(one_model(m, _ipv6(sim)), db).returncode == 0
+    with SimServerProcess(mode="gold", host="::1", models=("weights-a",)) as sim:
+        r = sweep(one_model(m, _ipv6(sim)), db)
+        assert r.returncode == 0, r.stderr
+        assert sim.stats()["total"] == 0
+    assert query(db, "SELECT DISTINCT json_extract_string(i.detail, '$.base_url') FROM results r "
+                     "JOIN identities i USING (identity)") == [("http://[::1]/v1",)]
