@@ -13,12 +13,13 @@ from engine.run.progress import Progress
 from engine.run.context import Budget, RowSink, RunContext, cost_bound
 from engine.run.scoring import ScoringOverrun, score_bounded
 from engine.run.workers import STOP, run_workers
+from benchmark.dataset import Scored
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
 from providers.http import DEFAULT_MAX_OUTPUT
 from store.writer import ResultRow
 
-__all__ = ["ModelLane", "Stamps", "estimate_cost", "evaluate"]
+__all__ = ["ModelLane", "Stamps", "answer_row", "build_row", "estimate_cost", "evaluate"]
 
 
 class Stamps:
@@ -86,16 +87,32 @@ async def evaluate(model: str, provider: Provider | ProviderSet, w: Work, stamps
         chat = provider.for_dataset(w.planned.id).chat if isinstance(provider, ProviderSet) else provider.chat
         res = await chat(w.item.messages, w.item.answer)
     except ProviderError as e:
-        return await build_row(model, w, stamps, started, e)
-    return await build_row(model, w, stamps, started, res)
+        return build_row(model, w, stamps, started, e)
+    return await answer_row(model, w, stamps, started, res)
 
 
-async def build_row(model: str, w: Work, stamps: Stamps, started: datetime,
-                    outcome: ChatResult | ProviderError) -> ResultRow:
+async def answer_row(model: str, w: Work, stamps: Stamps, started: datetime,
+                     outcome: ChatResult | ProviderError) -> ResultRow:
+    """`build_row` for a lane on the event loop: a long answer is scored off the loop, capped
+    (engine/run/scoring.py); an overrun is an error row of class `scorer`, like a scorer that raises."""
+    if isinstance(outcome, ProviderError):
+        return build_row(model, w, stamps, started, outcome)
+    ds, res = w.planned.dataset, outcome
+    scored: Scored | Exception
+    try:
+        scored = await score_bounded(lambda: ds.score(w.item, res.text, finish_reason=res.finish_reason),
+                                     len(res.text))
+    except Exception as e:  # noqa: BLE001 - the scorer's failure becomes the row's error (build_row)
+        scored = e
+    return build_row(model, w, stamps, started, res, scored)
+
+
+def build_row(model: str, w: Work, stamps: Stamps, started: datetime, outcome: ChatResult | ProviderError,
+              scored: Scored | Exception | None = None) -> ResultRow:
     """The row of one answer (scored) or one error: the same for a call and a batch request.
 
-    A long answer is scored off the event loop, capped (engine/run/scoring.py): a scorer that overruns is
-    an error row of class `scorer`, like a scorer that raises."""
+    ``scored``: the answer's score, or the scorer's failure, when the caller scored it (`answer_row`);
+    None: scored here, inline."""
     ds = w.planned.dataset
     item = w.item
     base: dict[str, Any] = dict(model=model, dataset=ds.id, item_id=item.id, sample=w.sample, gold=item.gold,
@@ -114,13 +131,15 @@ async def build_row(model: str, w: Work, stamps: Stamps, started: datetime,
                 input_tokens=res.input_tokens, output_tokens=res.output_tokens,
                 model_version=res.model_version, finish_reason=res.finish_reason, blocked=res.blocked,
                 cost_usd=price.cost(res.input_tokens, res.output_tokens) if price is not None else None)
-    try:
-        # A refusal or safety block has empty text: the scorer sees no answer (unparsed).
-        scored = await score_bounded(lambda: ds.score(item, res.text, finish_reason=res.finish_reason),
-                                     len(res.text))
-    except Exception as e:  # noqa: BLE001 - a scorer bug or overrun must not cost the answer: store it, retry on resume
-        error = (f"{e} on an answer of {len(res.text):,} characters" if isinstance(e, ScoringOverrun)
-                 else "scoring failed: " + "".join(traceback.format_exception_only(type(e), e)).strip())
+    if scored is None:
+        try:
+            # A refusal or safety block has empty text: the scorer sees no answer (unparsed).
+            scored = ds.score(item, res.text, finish_reason=res.finish_reason)
+        except Exception as e:  # noqa: BLE001 - stored as the row's error below
+            scored = e
+    if isinstance(scored, Exception):  # a scorer bug or overrun must not cost the answer: stored, retried on resume
+        error = (f"{scored} on an answer of {len(res.text):,} characters" if isinstance(scored, ScoringOverrun)
+                 else "scoring failed: " + "".join(traceback.format_exception_only(type(scored), scored)).strip())
         return ResultRow(**base, **call, status="error", error_class="scorer", error=error[:1000],
                          prediction=None, score=None, measures=None, finished_at=datetime.now(timezone.utc))
     return ResultRow(**base, **call, status="ok", error_class=None, error=None, prediction=scored.prediction,

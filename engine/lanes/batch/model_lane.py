@@ -3,7 +3,7 @@
 The items are those the synchronous lane would ask (engine.lanes.work.lane), with the
 same bodies (the dataset's adapter in the model's ProviderSet), less the items
 carried by the model's batches still open in the store. Answers become rows
-through the same code as synchronous answers (engine.lanes.model_lane.build_row) and go
+through the same code as synchronous answers (engine.lanes.model_lane.answer_row) and go
 to the same writer (and its side lanes). Recording, submitting, re-attaching,
 collecting and the retry rounds are engine/lanes/batch/core.py's, shared with the
 batched judge and extractor (engine/lanes/batch/side_lane.py).
@@ -27,7 +27,7 @@ from engine.run.generation import ProviderSet
 from engine.lanes.work import PlannedDataset, Work
 from engine.run.progress import Progress
 from engine.run.context import RunContext
-from engine.lanes.model_lane import ModelLane, Stamps, build_row, estimate_cost
+from engine.lanes.model_lane import ModelLane, Stamps, answer_row, estimate_cost
 from engine.run.context import Budget
 from providers.base import ChatResult
 from providers.batch import BatchAPI, BatchRequest
@@ -104,7 +104,7 @@ class BatchLane:
         return estimate_cost(job, self.stamps)
 
     async def store(self, job: Work, outcome: ChatResult | ProviderError, started: datetime) -> float:
-        row = await build_row(self.model.name, job, self.stamps, started, outcome)
+        row = await answer_row(self.model.name, job, self.stamps, started, outcome)
         await self.answers.put(row)
         self.progress.advance(self.model.name, ok=row.status == "ok")
         return row.cost_usd or 0.0

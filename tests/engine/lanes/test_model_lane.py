@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import anyio
 
 from benchmark.dataset import Scored
-from engine.lanes.model_lane import Stamps, build_row
+from engine.lanes.model_lane import Stamps, answer_row, build_row
 from engine.lanes.work import PlannedDataset, Work
 from engine.run import scoring
 from providers.base import ChatResult
@@ -31,7 +31,7 @@ def _row(text: str):
     planned = PlannedDataset(ds, (("i1", 1),))
     work = Work(planned, ds.render("i1", 1), 0)
     stamps = Stamps("1.0", {ds.id: "h"}, run_id="r")
-    return anyio.run(build_row, "m", work, stamps, datetime.now(timezone.utc), ChatResult(text, "v1"))
+    return anyio.run(answer_row, "m", work, stamps, datetime.now(timezone.utc), ChatResult(text, "v1"))
 
 
 def test_a_short_answer_is_scored():
@@ -48,3 +48,11 @@ def test_a_scorer_overrunning_its_cap_is_a_scorer_error_keeping_the_answer(monke
     assert (row.status, row.error_class, row.score, row.prediction) == ("error", "scorer", None, None)
     assert row.error == "scoring used over 0.3 s of CPU on an answer of 68,000 characters"
     assert row.response is not None and len(row.response) == 68_000 and row.model_version == "v1"
+
+
+def test_a_row_built_off_a_lane_scores_inline_as_before():
+    """engine/cluster builds error rows itself, synchronously: the same row."""
+    ds = SlowOnLongLines()
+    work = Work(PlannedDataset(ds, (("i1", 1),)), ds.render("i1", 1), 0)
+    row = build_row("m", work, Stamps("1.0", {ds.id: "h"}), datetime.now(timezone.utc), ChatResult("Answer: A"))
+    assert (row.status, row.prediction) == ("ok", "A")
