@@ -63,6 +63,16 @@ def adopt(con: duckdb.DuckDBPyConnection, model: str, dataset: str, identity: st
     return int(n[0]) if n else 0
 
 
+def model_versions(con: duckdb.DuckDBPyConnection, models: list[str]) -> dict[str, set[str]]:
+    """The model versions each model's stored answers report (`ok` rows that report one)."""
+    rows = con.execute("SELECT model, model_version FROM results WHERE status = 'ok' AND model_version IS NOT NULL "
+                       "AND model IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL", [models]).fetchall()
+    out: dict[str, set[str]] = {m: set() for m in models}
+    for model, version in rows:
+        out[model].add(version)
+    return out
+
+
 def judge_detail(con: duckdb.DuckDBPyConnection, judge: str) -> dict[str, Any] | None:
     """The stored identity of a judge that has settled verdicts (None: it has none)."""
     has = con.execute("SELECT 1 FROM judgements WHERE judge = ? AND status <> 'error' LIMIT 1", [judge]).fetchone()

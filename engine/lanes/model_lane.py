@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any
 
 from engine.run.generation import ProviderSet
 from engine.lanes.work import Work
-from engine.run.progress import Progress
+from engine.run.progress import Progress, log
 from engine.run.context import Budget, RowSink, RunContext, cost_bound
 from engine.run.scoring import ScoringOverrun, score_bounded
 from engine.run.workers import STOP, run_workers
@@ -19,20 +19,62 @@ from providers.errors import ProviderError, Unreachable
 from providers.http import DEFAULT_MAX_OUTPUT
 from store.writer import ResultRow
 
-__all__ = ["ModelLane", "Stamps", "answer_row", "build_row", "estimate_cost", "evaluate"]
+__all__ = ["ModelLane", "Stamps", "VersionGuard", "answer_row", "build_row", "estimate_cost", "evaluate"]
+
+
+class VersionGuard:
+    """The model version a model's answers report (`results.model_version`), held to what its rows report.
+
+    A provider may move an alias (`gpt-4o`) to another snapshot between runs, and the answers of two
+    versions under one name would be mixed into one score. The model's version is what its stored rows
+    report (else its first answer in this run); an answer reporting another is not stored and stops the
+    model's lane (its items stay unasked), and the sweep ends with one line (`change`), as a changed stamp
+    does. ``allow_mixed`` (--allow-mixed) keeps both, saying so once.
+    """
+
+    def __init__(self, model: str, stored: Iterable[str] = (), *, allow_mixed: bool = False):
+        self.model, self.known, self.allow_mixed = model, set(stored), allow_mixed
+        self.change: str | None = None  # what changed, once an answer was refused
+
+    def admits(self, row: ResultRow) -> bool:
+        version = row.model_version
+        if version is None or version in self.known:
+            return True
+        if not self.known:  # nothing stored: this run's first answer says which version the model is
+            self.known.add(version)
+            return True
+        was = " / ".join(sorted(self.known))
+        if self.allow_mixed:
+            log(f"--allow-mixed: model {self.model}: keeping answers of model version {version} beside {was}")
+            self.known.add(version)
+            return True
+        if self.change is None:
+            self.change = f"model {self.model}: reported model version {was} -> {version}"
+        return False
 
 
 class Stamps:
     """What every row of this model's run carries besides its result."""
 
     def __init__(self, suite_version: str, prompt_hash: dict[str, str], *, run_id: str | None = None,
-                 price: Any = None, max_output: int | None = None, identity: dict[str, str] | None = None):
+                 price: Any = None, max_output: int | None = None, identity: dict[str, str] | None = None,
+                 versions: VersionGuard | None = None):
         self.suite_version = suite_version
         self.prompt_hash = prompt_hash  # per dataset, for this model
         self.run_id = run_id
         self.price = price  # engine.config.Price or None
         self.max_output = max_output or DEFAULT_MAX_OUTPUT  # for cost estimates
         self.identity = identity or {}  # per dataset: hash of what answers (engine/sweep/identity.py)
+        self.versions = versions  # None: any reported version is stored
+
+    def admits(self, row: ResultRow) -> bool:
+        """Whether the row may be stored: False once the model reports another version (VersionGuard)."""
+        return self.versions is None or self.versions.admits(row)
+
+    def report_stop(self, ctx: RunContext) -> None:
+        """Once the model's lane ended: say in the run why it stopped early, if it did (the run's outcome)."""
+        if self.versions is not None and self.versions.change is not None:
+            ctx.stopped.append(self.versions.change)
 
 
 def estimate_cost(w: Work, stamps: Stamps) -> float:
@@ -52,6 +94,7 @@ class ModelLane:
 
     async def run(self, ctx: RunContext) -> None:
         await self.drive(ctx.answers, ctx.progress, ctx.budget)
+        self.stamps.report_stop(ctx)
 
     async def drive(self, answers: RowSink, progress: Progress, budget: Budget | None) -> None:
         """The lane on explicit parts (a batch lane asks its leftovers this way, inside its own run)."""
@@ -73,6 +116,8 @@ class ModelLane:
                 return STOP
             if budget is not None:
                 budget.settle(est, row.cost_usd)
+            if not stamps.admits(row):
+                return STOP  # another model version: not stored, the rest stays unasked (VersionGuard)
             await answers.put(row)
             progress.advance(model, ok=row.status == "ok")
             return None

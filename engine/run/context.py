@@ -89,7 +89,7 @@ class RunRecord(Protocol):
     def start(self) -> None: ...
 
     def end(self, outcome: str) -> None:
-        """The run returned: 'complete', 'interrupted', 'budget' or 'unreachable' (RunContext.outcome)."""
+        """The run returned: 'complete', 'interrupted', 'budget', 'stopped' or 'unreachable' (RunContext.outcome)."""
 
     def abort(self, outcome: str) -> None:
         """The run raised: 'interrupted' (a signal) or 'failed'."""
@@ -184,6 +184,7 @@ class RunContext:
         self.answers: RowSink = self.writer  # a sweep with side lanes puts a Tee here
         self.interrupt = Interrupt()
         self.sides: list[Side] = []
+        self.stopped: list[str] = []  # lanes that stopped on what the user must decide (a model's version changed)
         self.writers: list[Writer] = [self.writer]
         self._background: list[tuple[Callable[..., Coroutine[Any, Any, Any]], tuple[Any, ...]]] = []
         self._closers: list[Callable[[], Awaitable[None]]] = []
@@ -257,11 +258,13 @@ class RunContext:
         return self.interrupt.happened
 
     def outcome(self) -> str:
-        """How a run that returned ended: a signal, the budget, an endpoint given up, or all done."""
+        """How a run that returned ended: a signal, the budget, a lane stopped, an endpoint given up, or all done."""
         if self.interrupt.happened:
             return "interrupted"
         if self.budget is not None and self.budget.stopped:
             return "budget"
+        if self.stopped:
+            return "stopped"
         return "unreachable" if any(b.given_up for b in self.breakers.values()) else "complete"
 
     def errors(self) -> int:

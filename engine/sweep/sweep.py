@@ -13,6 +13,7 @@ import anyio
 import duckdb
 import msgspec
 
+from benchmark.errors import UserError
 from engine.lanes.batch.model_lane import SweepBatchLane
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, load_models
 from engine.run.endpoints import build_breakers, build_limits, model_providers, unreachable_models
@@ -94,6 +95,12 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     if budget is not None:
         result.spent_usd, result.budget_reached = budget.spent, budget.stopped
     log_run_end(progress, limits, gone, budget, helper=judging.label if judging else None, quiet=opts.quiet)
+    changed = [s.versions.change for s in stamps.values() if s.versions is not None and s.versions.change]
+    if changed and not result.interrupted:
+        # As a changed stamp stops a sweep before its first call; what was answered before is stored.
+        more = f" (also: {'; '.join(changed[1:])})" if len(changed) > 1 else ""
+        raise UserError(f"{changed[0]}; its remaining items were not asked: rerun with --fresh to ask again, or "
+                        f"give it a new name (--allow-mixed keeps both){more}")
     return result
 
 

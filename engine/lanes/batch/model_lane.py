@@ -57,7 +57,7 @@ class BatchLane:
         # Answers cost the batch price; the stamps are otherwise the same (identity, prompt hash).
         self.stamps = Stamps(stamps.suite_version, stamps.prompt_hash, run_id=stamps.run_id,
                              price=stamps.price.batch() if stamps.price is not None else None,
-                             max_output=stamps.max_output, identity=stamps.identity)
+                             max_output=stamps.max_output, identity=stamps.identity, versions=stamps.versions)
         self.progress, self.con, self.budget = progress, con, budget
         self._work = work
         self.works: dict[ItemKey, Work] = {}
@@ -105,6 +105,8 @@ class BatchLane:
 
     async def store(self, job: Work, outcome: ChatResult | ProviderError, started: datetime) -> float:
         row = await answer_row(self.model.name, job, self.stamps, started, outcome)
+        if not self.stamps.admits(row):
+            return row.cost_usd or 0.0  # another model version: paid, not stored, asked again by a later run
         await self.answers.put(row)
         self.progress.advance(self.model.name, ok=row.status == "ok")
         return row.cost_usd or 0.0
@@ -148,3 +150,4 @@ class SweepBatchLane:
     async def run(self, ctx: RunContext) -> None:
         await batch_lane_for(self.m, self.providers, self.planned, self.work, ctx.answers, self.stamps,  # type: ignore[arg-type]
                              ctx.progress, ctx.con, ctx.budget).run()
+        self.stamps.report_stop(ctx)

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import anyio
 
 from benchmark.dataset import Scored
-from engine.lanes.model_lane import Stamps, answer_row, build_row
+from engine.lanes.model_lane import Stamps, VersionGuard, answer_row, build_row
 from engine.lanes.work import PlannedDataset, Work
 from engine.run import scoring
 from providers.base import ChatResult
@@ -56,3 +56,26 @@ def test_a_row_built_off_a_lane_scores_inline_as_before():
     work = Work(PlannedDataset(ds, (("i1", 1),)), ds.render("i1", 1), 0)
     row = build_row("m", work, Stamps("1.0", {ds.id: "h"}), datetime.now(timezone.utc), ChatResult("Answer: A"))
     assert (row.status, row.prediction) == ("ok", "A")
+
+
+def _answer(version):
+    ds = SlowOnLongLines()
+    work = Work(PlannedDataset(ds, (("i1", 1),)), ds.render("i1", 1), 0)
+    return build_row("m", work, Stamps("1.0", {ds.id: "h"}), datetime.now(timezone.utc),
+                     ChatResult("Answer: A", version))
+
+
+def test_a_model_version_other_than_the_stored_ones_is_refused_with_one_line():
+    guard = VersionGuard("gpt-4o", {"gpt-4o-2024-08-06"})
+    assert guard.admits(_answer("gpt-4o-2024-08-06")) and guard.admits(_answer(None))
+    assert not guard.admits(_answer("gpt-4o-2024-11-20")) and not guard.admits(_answer("gpt-4o-2024-11-20"))
+    assert guard.change == "model gpt-4o: reported model version gpt-4o-2024-08-06 -> gpt-4o-2024-11-20"
+    assert guard.admits(_answer("gpt-4o-2024-08-06"))  # an answer of the stored version in flight is kept
+
+
+def test_without_stored_answers_the_first_version_is_the_models(capsys):
+    guard = VersionGuard("m")
+    assert guard.admits(_answer("v1")) and not guard.admits(_answer("v2"))
+    mixed = VersionGuard("m", {"v1"}, allow_mixed=True)
+    assert mixed.admits(_answer("v2")) and mixed.admits(_answer("v2")) and mixed.change is None
+    assert capsys.readouterr().err.count("--allow-mixed: model m: keeping answers of model version v2 beside v1") == 1
