@@ -32,6 +32,7 @@ from engine.lanes.extract_model import (
 )
 from engine.lanes.work import PlannedDataset, render
 from engine.run.context import RunContext
+from engine.run.scoring import score_bounded
 from engine.run.progress import log
 from engine.lanes.side_lane import Question, SideLane
 from providers.base import ChatResult
@@ -130,7 +131,7 @@ class ExtractorLane(SideLane):
         return Question(job, base, extract_prompt.prompt(options, response, item.answer.multi),
                         self.extractor.provider, (item, options), max_output=self.extractor.max_output)
 
-    def finish(self, q: Question, outcome: ChatResult | ProviderError) -> store.ExtractionRow:
+    async def finish(self, q: Question, outcome: ChatResult | ProviderError) -> store.ExtractionRow:
         item, options = q.context
         _, dataset, _, _, response, finish = q.job
         ds = self.plan.planned[dataset].dataset
@@ -140,7 +141,9 @@ class ExtractorLane(SideLane):
             price = price.batch()
         if read.status != "ok":
             return _row(q.base, read, price)
-        scored, by = read_and_score(ds, item, response, finish, read.codes)
+        # The answer is scored again (a long one off the event loop, capped: engine/run/scoring.py).
+        scored, by = await score_bounded(lambda: read_and_score(ds, item, response, finish, read.codes),
+                                         len(response or ""))
         if by != "model":  # the scorer does not take the codes as an answer
             return _row(q.base, msgspec.structs.replace(read, status="unparsed"), price)
         return _row(q.base, read, price, scored, ds.scorer_version)

@@ -166,7 +166,7 @@ class JudgeLane(SideLane):
         return Question(job, base, prompt.messages, self._providers[out], (rubric, item, prompt.truncated),
                         max_output=out)
 
-    def finish(self, q: Question, outcome: ChatResult | ProviderError) -> store.JudgementRow:
+    async def finish(self, q: Question, outcome: ChatResult | ProviderError) -> store.JudgementRow:
         rubric, item, truncated = q.context
         if isinstance(outcome, ProviderError):
             return _row(q.base, "error", Verdict("error", reason=str(outcome)[:1000]), error_class=outcome.klass.value,

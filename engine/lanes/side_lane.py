@@ -104,7 +104,7 @@ class SideLane:
         """What to ask about the job, or its row when nothing need be asked."""
         raise NotImplementedError
 
-    def finish(self, q: Question, outcome: ChatResult | ProviderError) -> Any:
+    async def finish(self, q: Question, outcome: ChatResult | ProviderError) -> Any:
         """The row of a question's reply (or of the error that stood for it)."""
         raise NotImplementedError
 
@@ -150,9 +150,9 @@ class SideLane:
         except Exception as e:  # noqa: BLE001 - a bug costs one row (retried), not the sweep
             return self.broken(base, _detail(e))
 
-    def answer(self, q: Question, outcome: ChatResult | ProviderError) -> Any:
+    async def answer(self, q: Question, outcome: ChatResult | ProviderError) -> Any:
         try:
-            return self.finish(q, outcome)
+            return await self.finish(q, outcome)
         except Exception as e:  # noqa: BLE001 - a bug costs one row (retried), not the sweep
             return self.broken(q.base, _detail(e))
 
@@ -171,7 +171,7 @@ class SideLane:
             raise
         if budget is not None:
             budget.settle(est, self.cost(res, batched=False))
-        return self.answer(q, res)
+        return await self.answer(q, res)
 
     def cost_bound(self, q: Question, *, batched: bool = False) -> float:
         """What asking `q` may cost at most (the batch price when a batch carries it)."""

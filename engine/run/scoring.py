@@ -39,7 +39,7 @@ from anyio.lowlevel import RunVar
 T = TypeVar("T")
 
 INLINE_CHARS = 4096  # longer answers are scored in a thread
-CAP_S = 5.0  # CPU seconds a scorer may use on one answer: past it, the row is a `scorer` error
+CAP_S = 2.0  # CPU seconds a scorer may use on one answer (slowest real answer measured: 0.5 s)
 THREADS = 2  # scoring threads per run: a looping model's answers queue, no other lane waits on them
 WATCH_S = 0.05  # how often the loop reads a scoring thread's CPU clock
 

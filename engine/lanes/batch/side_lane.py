@@ -108,7 +108,7 @@ class SideBatch:
 
     async def store(self, job: Question, outcome: ChatResult | ProviderError, started: datetime) -> float:
         job.batched = isinstance(outcome, ChatResult)
-        await self.side.store(self.side.answer(job, outcome))
+        await self.side.store(await self.side.answer(job, outcome))
         return self.side.cost(outcome, batched=True) or 0.0
 
     def stamp(self, keys: Iterable[Key]) -> str | None:
