@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/throughput.py            # all scenarios (~3 minutes)
     .venv/bin/python bench/throughput.py --only zero-latency
+    .venv/bin/python bench/throughput.py --only zero-latency --inline-chars 0   # every answer scored in a thread
 
 Every scenario runs the real engine (`engine.sweep.sweep.sweep`: plan, model lane,
 OpenAI adapter over HTTP, scoring, batched DuckDB writer) in a fresh child
@@ -36,8 +37,11 @@ def write_models(path: Path, base_url: str, n_models: int, concurrency: int) -> 
 
 def child(args: argparse.Namespace) -> None:
     """Run one sweep in this process and print its measurements as JSON."""
+    from engine.run import scoring
     from engine.sweep.sweep import SweepOptions, sweep
 
+    if args.inline_chars is not None:  # what the thread hop of engine/run/scoring.py costs per item
+        scoring.INLINE_CHARS = args.inline_chars
     opts = SweepOptions(models_path=Path(args.models), db=Path(args.db), data_dir=Path("."), suite="moodbench",
                         datasets=["synthetic"], limit=args.items, quiet=True)
     r0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -51,19 +55,21 @@ def child(args: argparse.Namespace) -> None:
                       "peak_rss_mb": r1.ru_maxrss / 1024}))
 
 
-def run_child(models: Path, db: Path, items: int) -> dict:
+def run_child(models: Path, db: Path, items: int, inline_chars: int | None = None) -> dict:
+    extra = ["--inline-chars", str(inline_chars)] if inline_chars is not None else []
     out = subprocess.run([sys.executable, __file__, "--child", "--models", str(models), "--db", str(db),
-                          "--items", str(items)], check=True, capture_output=True, text=True, cwd=ROOT)
+                          "--items", str(items), *extra], check=True, capture_output=True, text=True, cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def scenario(name: str, *, models: int, items: int, concurrency: int, latency_ms: float, tmp: Path) -> dict:
+def scenario(name: str, *, models: int, items: int, concurrency: int, latency_ms: float, tmp: Path,
+             inline_chars: int | None = None) -> dict:
     from simulator.server import SimServerProcess
 
     with SimServerProcess(latency_ms=latency_ms, jitter_ms=latency_ms * 0.1, mode="letter") as sim:
         mfile = tmp / f"{name}.toml"
         write_models(mfile, sim.base_url, models, concurrency)
-        r = run_child(mfile, tmp / f"{name}.duckdb", items)
+        r = run_child(mfile, tmp / f"{name}.duckdb", items, inline_chars)
     r["items_per_s"] = r["rows"] / r["wall_s"]  # process work from config to last row, startup included
     r["run_items_per_s"] = r["rows"] / r["run_s"]  # the calling phase only
     r["cpu_us_per_item"] = 1e6 * r["cpu_s"] / max(r["rows"], 1)
@@ -123,16 +129,21 @@ def main() -> None:
     ap.add_argument("--db")
     ap.add_argument("--items", type=int)
     ap.add_argument("--only", choices=["zero-latency", "latency", "memory", "resume"])
+    ap.add_argument("--inline-chars", type=int, help="answers longer than this are scored in a thread "
+                    "(default: engine/run/scoring.py's INLINE_CHARS; 0: every answer)")
     args = ap.parse_args()
     if args.child:
         return child(args)
 
-    print(f"# command: .venv/bin/python bench/throughput.py{' --only ' + args.only if args.only else ''}")
+    flags = (f" --only {args.only}" if args.only else "") + (
+        f" --inline-chars {args.inline_chars}" if args.inline_chars is not None else "")
+    print(f"# command: .venv/bin/python bench/throughput.py{flags}")
     print(f"# machine: {os.cpu_count()} cores; simulated server in its own process")
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         if args.only in (None, "zero-latency"):
-            r = scenario("zero", models=10, items=1500, concurrency=32, latency_ms=0, tmp=tmp)
+            r = scenario("zero", models=10, items=1500, concurrency=32, latency_ms=0, tmp=tmp,
+                         inline_chars=args.inline_chars)
             print(f"zero latency, 10 models x 1,500 items, 32/model: {r['items_per_s']:,.0f} items/s end to end "
                   f"({r['rows']} rows, {r['errors']} errors, {r['wall_s']:.2f} s incl. planning), "
                   f"{r['run_items_per_s']:,.0f} items/s in the calling phase; engine CPU {r['cpu_us_per_item']:.0f} us/item")

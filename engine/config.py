@@ -73,7 +73,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     timeout_per_token_s: float | None = None
     # Connection failures (refused, DNS, TLS) for this long: the model is given up for the run, its
     # remaining items left unasked (providers/breaker.py).
-    unreachable_after_s: float = 60.0
+    unreachable_after_s: float = 45.0  # a dead endpoint ends a sweep within a minute, start-up included
     max_retries: int = 8
     backoff_s: float = 1.0  # first retry wait when the server gives no Retry-After; doubles after
     # Generation parameters; None means "not sent" (the API's default applies).

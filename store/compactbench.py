@@ -171,6 +171,15 @@ def start_run(con: duckdb.DuckDBPyConnection, key: RunKey, *, suite_version: str
         con.execute("INSERT INTO compact_plan SELECT ?, ?, ?, ?, ?, case_id FROM plan", list(key))
 
 
+def close_stale_runs(con: duckdb.DuckDBPyConnection) -> int:
+    """Runs left `running` by a killed process become `interrupted` (the caller holds the write lock;
+    a database without CompactBench tables has none)."""
+    if not con.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = 'compact_runs'").fetchone():
+        return 0
+    n = con.execute("UPDATE compact_runs SET outcome = 'interrupted' WHERE outcome = 'running'").fetchone()
+    return int(n[0]) if n else 0
+
+
 def finish_runs(con: duckdb.DuckDBPyConnection, keys: Iterable[RunKey], outcome: str, now: datetime) -> None:
     con.executemany("UPDATE compact_runs SET finished_at = ?, outcome = ? WHERE mode = ? AND suite = ? "
                     "AND difficulty = ? AND model = ? AND compactor = ?",

@@ -23,6 +23,12 @@ def start(con: duckdb.DuckDBPyConnection, rescore_id: str, command: str) -> None
                 [rescore_id, datetime.now(timezone.utc), command])
 
 
+def close_stale(con: duckdb.DuckDBPyConnection) -> int:
+    """Rescores left `running` by a killed process become `interrupted` (the caller holds the write lock)."""
+    n = con.execute("UPDATE rescores SET outcome = 'interrupted' WHERE outcome = 'running'").fetchone()
+    return int(n[0]) if n else 0
+
+
 def finish(con: duckdb.DuckDBPyConnection, rescore_id: str, n_rows: int, n_changed: int, outcome: str) -> None:
     con.execute("UPDATE rescores SET finished_at = ?, n_rows = ?, n_changed = ?, outcome = ? WHERE rescore_id = ?",
                 [datetime.now(timezone.utc), n_rows, n_changed, outcome, rescore_id])

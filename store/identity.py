@@ -58,11 +58,21 @@ def legacy_detail(con: duckdb.DuckDBPyConnection, model: str) -> dict[str, Any]:
     return {"provider": row[0], "base_url": row[1], "model": row[2]}
 
 
-def adopt(con: duckdb.DuckDBPyConnection, model: str, dataset: str, identity: str) -> int:
-    """Stamp a model's rows without identity with this run's (they were found to agree)."""
-    n = con.execute("UPDATE results SET identity = ? WHERE model = ? AND dataset = ? AND identity IS NULL",
-                    [identity, model, dataset]).fetchone()
+def adopt(con: duckdb.DuckDBPyConnection, model: str, dataset: str, identity: str, old: str | None = None) -> int:
+    """Stamp a model's rows without identity (or with identity `old`) with this run's (they were found to agree)."""
+    n = con.execute("UPDATE results SET identity = ? WHERE model = ? AND dataset = ? "
+                    "AND identity IS NOT DISTINCT FROM ?", [identity, model, dataset, old]).fetchone()
     return int(n[0]) if n else 0
+
+
+def model_versions(con: duckdb.DuckDBPyConnection, models: list[str]) -> dict[str, set[str]]:
+    """The model versions each model's stored answers report (`ok` rows that report one)."""
+    rows = con.execute("SELECT model, model_version FROM results WHERE status = 'ok' AND model_version IS NOT NULL "
+                       "AND model IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL", [models]).fetchall()
+    out: dict[str, set[str]] = {m: set() for m in models}
+    for model, version in rows:
+        out[model].add(version)
+    return out
 
 
 def judge_detail(con: duckdb.DuckDBPyConnection, judge: str) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ from benchmark.compactbench.modes import MODES
 from benchmark.compactbench.templates import DIFFICULTIES, find_template
 from engine.compactbench.run import CompactRunOptions, benchmarks_dir, run_compactbench
 from benchmark.errors import UserError
-from engine.errors import EXIT_INTERRUPTED
+from engine.errors import EXIT_INTERRUPTED, EXIT_UNREACHABLE
 from store.db import StoreError, connect
 
 __all__ = ["GenerateOptions", "RunOptions", "ScoresOptions", "benchmarks_dir", "generate", "print_scores", "run",
@@ -70,7 +70,10 @@ def run(args: RunOptions) -> int:
     print(f"results: {args.db} ({result.written} rows written this run"
           + (f", {errors} items failed or not reached: run again to retry them" if errors else "") + ")",
           file=sys.stderr)
-    return EXIT_INTERRUPTED if result.interrupted else 0
+    if result.unreachable and not result.interrupted:
+        print(f"not finished: {', '.join(result.unreachable)} could not be reached (exit status "
+              f"{EXIT_UNREACHABLE}); run the same command again to run their remaining units", file=sys.stderr)
+    return EXIT_INTERRUPTED if result.interrupted else EXIT_UNREACHABLE if result.unreachable else 0
 
 
 # --------------------------------------------------------------------------- scores

@@ -41,11 +41,12 @@ from engine.compactbench.units import CURRENT_USAGE, Unit, UnitRunner
 from engine.config import ModelConfig, ModelsFile, base_url, load_models
 from benchmark.errors import UserError
 from engine.run.progress import Progress, log
-from engine.run.context import RunContext, execute
-from engine.run.endpoints import build_limits
-from engine.run.workers import run_workers
+from engine.run.context import RunContext, close_stale_runs, execute
+from engine.run.endpoints import build_breakers, build_limits, unreachable_models
+from engine.run.workers import STOP, run_workers
 from providers.base import ChatResult, Provider
-from providers.errors import ProviderError
+from providers.breaker import Breaker
+from providers.errors import ProviderError, Unreachable
 from providers.registry import make_provider
 from store import compactbench as cbstore
 from store.db import connect
@@ -71,6 +72,7 @@ class CompactRunResult(msgspec.Struct, frozen=True, kw_only=True):
     written: int  # rows written this run
     errors: int  # items failed or not reached
     runs: list[tuple[str, str, str]]  # (mode, suite, difficulty) of the runs made
+    unreachable: list[str] = []  # models given up because their endpoint could not be reached
 
 
 def benchmarks_dir(arg: Path | None) -> Path:
@@ -99,9 +101,10 @@ class ModelPool:
     concurrency), a cap on calls in flight shared by every call that uses it (as
     target or as compactor model), and providers built lazily (plain, and JSON-mode)."""
 
-    def __init__(self, cfg: ModelsFile):
+    def __init__(self, cfg: ModelsFile, breakers: dict[str, Breaker] | None = None):
         self.models = {m.name: m for m in cfg.models}
         self.limits = build_limits(cfg)  # the sweep's: a model is limited the same way in both benchmarks
+        self.breakers = breakers or {}  # the sweep's too: a dead endpoint is given up, its units left for later
         self.slots = {m.name: anyio.Semaphore(m.concurrency) for m in cfg.models}
         self._providers: dict[tuple[str, bool], Provider] = {}
 
@@ -116,7 +119,8 @@ class ModelPool:
             p = self._providers[(name, json_object)] = make_provider(
                 m.provider, base_url=base_url(m), model=m.model, api_key=m.api_key(), generation=gen,
                 limits=self.limits[name], timeout_s=m.timeout_s, max_retries=m.max_retries,
-                max_connections=m.concurrency, backoff_base_s=m.backoff_s, **extra)
+                max_connections=m.concurrency, backoff_base_s=m.backoff_s, breaker=self.breakers.get(name),
+                **extra)
         return p
 
     async def ask(self, name: str, prompt: str, json_object: bool = False) -> ChatResult:
@@ -172,8 +176,8 @@ class _Finish:
         pass  # cbstore.start_run, per key, while planning: it replaces each run's plan
 
     def end(self, outcome: str) -> None:
-        # compact_runs knows complete and interrupted only (no budget; breakers are the sweep's)
-        cbstore.finish_runs(self.con, self.keys, "interrupted" if outcome == "interrupted" else "complete",
+        # compact_runs knows complete and interrupted only (no budget): a model given up left units unasked
+        cbstore.finish_runs(self.con, self.keys, "complete" if outcome == "complete" else "interrupted",
                             datetime.now(UTC))
 
     def abort(self, outcome: str) -> None:
@@ -213,6 +217,7 @@ def run_compactbench(opts: CompactRunOptions) -> CompactRunResult:
     con = connect(opts.db)
     try:
         cbstore.ensure_compactbench(con)
+        close_stale_runs(con)  # runs a killed process left `running`: we hold the write lock now
         if opts.fresh:
             n = cbstore.delete_units(con, mode.name, list(stamps), [p.id for p in cases])
             log(f"--fresh: deleted {n} stored rows", quiet=opts.quiet)
@@ -234,12 +239,18 @@ def run_compactbench(opts: CompactRunOptions) -> CompactRunResult:
                 keys.append(key)
         units = _plan_units(con, models=models, cfg=cfg, cases=cases, classes=classes, stamps=stamps)
         progress = units.progress(quiet=opts.quiet)
-        context = functools.partial(RunContext, con, progress=progress, quiet=opts.quiet, insert=cbstore.insert_rows)
+        breakers = build_breakers(models.models, quiet=opts.quiet)
+        context = functools.partial(RunContext, con, progress=progress, quiet=opts.quiet, insert=cbstore.insert_rows,
+                                    breakers=breakers)
         interrupted, written, errors = execute(lambda ctx: _lanes(ctx, units), context, record=_Finish(con, keys))
     finally:
         con.close()
+    gone = unreachable_models(breakers)
+    for name, b in gone.items():
+        log(f"unreachable: {name}: {b.endpoint} could not be reached for {b.unreachable_after_s:g} s ({b.reason}): "
+            "its remaining units were not run")
     return CompactRunResult(interrupted=interrupted, written=written, errors=errors,
-                            runs=sorted({k[:3] for k in keys}))
+                            runs=sorted({k[:3] for k in keys}), unreachable=list(gone))
 
 
 def _case_row(mode: str, cfg: CompactBenchConfig, p: PlannedCase) -> tuple:
@@ -300,7 +311,7 @@ def _plan_units(con: duckdb.DuckDBPyConnection, *, models: ModelsFile, cfg: Comp
 
 
 async def _lanes(ctx: RunContext, units: _Units) -> tuple[bool, int, int]:
-    pool = ModelPool(units.models)
+    pool = ModelPool(units.models, ctx.breakers)
     progress = ctx.progress
 
     def make_compactor(target: str, name: str) -> Any:
@@ -316,13 +327,22 @@ async def _lanes(ctx: RunContext, units: _Units) -> tuple[bool, int, int]:
 
     runner = UnitRunner(units.mode, units.cycles, ask=pool.ask, make_compactor=make_compactor,
                         put=ctx.answers.put, on_items=on_items)
+
+    async def run_unit(u: Unit) -> object:
+        gone = False
+        try:
+            await runner.run(u)
+        except* Unreachable:  # from a call, or from several of a cycle's items at once
+            gone = True
+        # The endpoint's breaker gave up: this target's units stay unasked (the next run resumes them).
+        return STOP if gone else None
     ctx.on_close(pool.aclose)
     async with ctx.running(), anyio.create_task_group() as lanes:
         for t in units.targets():
             # A unit mostly waits on its own calls: a few more units than
             # call slots keep the model busy between a unit's steps.
             lanes.start_soon(functools.partial(run_workers, units.of(t), width=2 * pool.models[t].concurrency,
-                                               handle=runner.run))
+                                               handle=run_unit))
     for line in progress.summary_lines():
         log(line, quiet=ctx.quiet)
     return ctx.interrupted, ctx.writer.rows_written, ctx.errors()

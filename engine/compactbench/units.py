@@ -32,7 +32,7 @@ from benchmark.compactbench.plan import PlannedCase
 from benchmark.compactbench.scoring import SCORER_VERSION, score_item
 from benchmark.compactbench.tokens import artifact_tokens, transcript_tokens
 from providers.base import ChatResult
-from providers.errors import ProviderError
+from providers.errors import ProviderError, Unreachable
 from store.compactbench import ItemRow, StepRow
 
 
@@ -165,6 +165,8 @@ class UnitRunner:
                                       error=str(e)[:1000], attempts=usage.attempts + e.attempts,
                                       calls=usage.calls + 1))
             return None
+        except Unreachable:
+            raise  # the endpoint was given up: not the method's failure, the unit is left for the next run
         except Exception as e:  # noqa: BLE001 - the method's own failure: stored, retried on resume
             await self.put(self._step(u, cycle, "compact", started, status="error", error_class="compactor",
                                       error=f"compactor failed: {_detail(e)}", attempts=usage.attempts,

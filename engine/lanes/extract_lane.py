@@ -32,6 +32,7 @@ from engine.lanes.extract_model import (
 )
 from engine.lanes.work import PlannedDataset, render
 from engine.run.context import RunContext
+from engine.run.scoring import score_bounded
 from engine.run.progress import log
 from engine.lanes.side_lane import Question, SideLane
 from providers.base import ChatResult
@@ -90,8 +91,10 @@ class ExtractorLane(SideLane):
         self.label = "extractor" if ex.name == "extractor" else f"extractor {ex.name}"
         # The total grows as model lanes hand over unread answers (not known in advance).
         super().__init__(ctx, concurrency=ex.concurrency, total=plan.backlog, insert=store.insert_extractions,
-                         table="extractions", key=store.KEY)
-        self.extractor = Extractor(ex, ctx.limits.get(ex.name) or Limits())
+                         table="extractions", key=store.KEY, price=ex.price)
+        # The endpoint's breaker (engine/run/endpoints.py): a dead extractor is given up, its questions left for
+        # the next run, instead of each costing its retries.
+        self.extractor = Extractor(ex, ctx.limits.get(ex.name) or Limits(), ctx.breakers.get(ex.name))
         self._raws = {d: dict(p.records) for d, p in plan.planned.items()}
         self._plan_ids = {d: p.ids for d, p in plan.planned.items()}
         if ex.batch:  # through its provider's batch API (engine/lanes/batch/side_lane.py)
@@ -126,9 +129,9 @@ class ExtractorLane(SideLane):
         if options is None or item.answer is None:
             return _row(base, Reading(status="not_choice"), None)
         return Question(job, base, extract_prompt.prompt(options, response, item.answer.multi),
-                        self.extractor.provider, (item, options))
+                        self.extractor.provider, (item, options), max_output=self.extractor.max_output)
 
-    def finish(self, q: Question, outcome: ChatResult | ProviderError) -> store.ExtractionRow:
+    async def finish(self, q: Question, outcome: ChatResult | ProviderError) -> store.ExtractionRow:
         item, options = q.context
         _, dataset, _, _, response, finish = q.job
         ds = self.plan.planned[dataset].dataset
@@ -138,7 +141,9 @@ class ExtractorLane(SideLane):
             price = price.batch()
         if read.status != "ok":
             return _row(q.base, read, price)
-        scored, by = read_and_score(ds, item, response, finish, read.codes)
+        # The answer is scored again (a long one off the event loop, capped: engine/run/scoring.py).
+        scored, by = await score_bounded(lambda: read_and_score(ds, item, response, finish, read.codes),
+                                         len(response or ""))
         if by != "model":  # the scorer does not take the codes as an answer
             return _row(q.base, msgspec.structs.replace(read, status="unparsed"), price)
         return _row(q.base, read, price, scored, ds.scorer_version)

@@ -15,6 +15,7 @@ from benchmark import extract_prompt
 from benchmark.dataset import Item, Scored
 from engine.config import ModelConfig, base_url
 from providers.base import ChatResult
+from providers.breaker import Breaker
 from providers.errors import ProviderError
 from providers.limits import Limits
 from providers.registry import make_provider
@@ -44,13 +45,15 @@ def wants_model(response: str | None, finish_reason: str | None, blocked: str | 
 
 
 class Extractor:
-    def __init__(self, cfg: ModelConfig, limits: Limits):
+    def __init__(self, cfg: ModelConfig, limits: Limits, breaker: Breaker | None = None):
         self.cfg = cfg
+        self.max_output = cfg.max_tokens or extract_prompt.MAX_OUTPUT
         self.provider = make_provider(
             cfg.provider, base_url=base_url(cfg), model=cfg.model, api_key=cfg.api_key(),
-            generation={**cfg.generation(), "max_tokens": cfg.max_tokens or extract_prompt.MAX_OUTPUT},
+            generation={**cfg.generation(), "max_tokens": self.max_output},
             limits=limits, timeout_s=cfg.timeout_s, max_retries=cfg.max_retries,
-            max_connections=cfg.concurrency, backoff_base_s=cfg.backoff_s, reasoning=cfg.reasoning)
+            max_connections=cfg.concurrency, backoff_base_s=cfg.backoff_s, reasoning=cfg.reasoning,
+            breaker=breaker)
 
     async def read(self, options: Sequence[tuple[str, str]], response: str, multi: bool) -> Reading:
         try:

@@ -103,7 +103,7 @@ class JudgeLane(SideLane):
         self.label = plan.label
         j = plan.judge
         super().__init__(ctx, concurrency=j.concurrency, total=plan.backlog + plan.expected,
-                         insert=store.insert_judgements, table="judgements", key=store.KEY)
+                         insert=store.insert_judgements, table="judgements", key=store.KEY, price=j.price)
         limits, breaker = ctx.limits.get(j.name) or Limits(), ctx.breakers.get(j.name)
         self._providers: dict[int, Provider] = {}
         for rubric in plan.rubrics.values():
@@ -163,9 +163,10 @@ class JudgeLane(SideLane):
         if prompt is None:
             return _row(base, "unjudgeable", Verdict("unjudgeable", reason=(
                 f"the judge prompt does not fit the judge's context_tokens ({p.judge.context_tokens})")))
-        return Question(job, base, prompt.messages, self._providers[out], (rubric, item, prompt.truncated))
+        return Question(job, base, prompt.messages, self._providers[out], (rubric, item, prompt.truncated),
+                        max_output=out)
 
-    def finish(self, q: Question, outcome: ChatResult | ProviderError) -> store.JudgementRow:
+    async def finish(self, q: Question, outcome: ChatResult | ProviderError) -> store.JudgementRow:
         rubric, item, truncated = q.context
         if isinstance(outcome, ProviderError):
             return _row(q.base, "error", Verdict("error", reason=str(outcome)[:1000]), error_class=outcome.klass.value,

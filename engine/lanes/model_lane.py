@@ -3,42 +3,83 @@
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any
 
 from engine.run.generation import ProviderSet
 from engine.lanes.work import Work
-from engine.run.progress import Progress
-from engine.run.context import Budget, RowSink, RunContext
+from engine.run.progress import Progress, log
+from engine.run.context import Budget, RowSink, RunContext, cost_bound
+from engine.run.scoring import ScoringOverrun, score_bounded
 from engine.run.workers import STOP, run_workers
+from benchmark.dataset import Scored
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
 from providers.http import DEFAULT_MAX_OUTPUT
 from store.writer import ResultRow
 
-__all__ = ["ModelLane", "Stamps", "estimate_cost", "evaluate"]
+__all__ = ["ModelLane", "Stamps", "VersionGuard", "answer_row", "build_row", "estimate_cost", "evaluate"]
+
+
+class VersionGuard:
+    """The model version a model's answers report (`results.model_version`), held to what its rows report.
+
+    A provider may move an alias (`gpt-4o`) to another snapshot between runs, and the answers of two
+    versions under one name would be mixed into one score. The model's version is what its stored rows
+    report (else its first answer in this run); an answer reporting another is not stored and stops the
+    model's lane (its items stay unasked), and the sweep ends with one line (`change`), as a changed stamp
+    does. ``allow_mixed`` (--allow-mixed) keeps both, saying so once.
+    """
+
+    def __init__(self, model: str, stored: Iterable[str] = (), *, allow_mixed: bool = False):
+        self.model, self.known, self.allow_mixed = model, set(stored), allow_mixed
+        self.change: str | None = None  # what changed, once an answer was refused
+
+    def admits(self, row: ResultRow) -> bool:
+        version = row.model_version
+        if version is None or version in self.known:
+            return True
+        if not self.known:  # nothing stored: this run's first answer says which version the model is
+            self.known.add(version)
+            return True
+        was = " / ".join(sorted(self.known))
+        if self.allow_mixed:
+            log(f"--allow-mixed: model {self.model}: keeping answers of model version {version} beside {was}")
+            self.known.add(version)
+            return True
+        if self.change is None:
+            self.change = f"model {self.model}: reported model version {was} -> {version}"
+        return False
 
 
 class Stamps:
     """What every row of this model's run carries besides its result."""
 
     def __init__(self, suite_version: str, prompt_hash: dict[str, str], *, run_id: str | None = None,
-                 price: Any = None, max_output: int | None = None, identity: dict[str, str] | None = None):
+                 price: Any = None, max_output: int | None = None, identity: dict[str, str] | None = None,
+                 versions: VersionGuard | None = None):
         self.suite_version = suite_version
         self.prompt_hash = prompt_hash  # per dataset, for this model
         self.run_id = run_id
         self.price = price  # engine.config.Price or None
         self.max_output = max_output or DEFAULT_MAX_OUTPUT  # for cost estimates
         self.identity = identity or {}  # per dataset: hash of what answers (engine/sweep/identity.py)
+        self.versions = versions  # None: any reported version is stored
+
+    def admits(self, row: ResultRow) -> bool:
+        """Whether the row may be stored: False once the model reports another version (VersionGuard)."""
+        return self.versions is None or self.versions.admits(row)
+
+    def report_stop(self, ctx: RunContext) -> None:
+        """Once the model's lane ended: say in the run why it stopped early, if it did (the run's outcome)."""
+        if self.versions is not None and self.versions.change is not None:
+            ctx.stopped.append(self.versions.change)
 
 
 def estimate_cost(w: Work, stamps: Stamps) -> float:
     """Upper-bound cost of one item: prompt bytes / 3 tokens in, max_tokens out."""
-    if stamps.price is None:
-        return 0.0
-    est_in = sum(len(m.content.encode()) for m in w.item.messages) // 3
-    return stamps.price.cost(est_in, stamps.max_output) or 0.0
+    return cost_bound(stamps.price, w.item.messages, stamps.max_output)
 
 
 class ModelLane:
@@ -53,6 +94,7 @@ class ModelLane:
 
     async def run(self, ctx: RunContext) -> None:
         await self.drive(ctx.answers, ctx.progress, ctx.budget)
+        self.stamps.report_stop(ctx)
 
     async def drive(self, answers: RowSink, progress: Progress, budget: Budget | None) -> None:
         """The lane on explicit parts (a batch lane asks its leftovers this way, inside its own run)."""
@@ -74,6 +116,8 @@ class ModelLane:
                 return STOP
             if budget is not None:
                 budget.settle(est, row.cost_usd)
+            if not stamps.admits(row):
+                return STOP  # another model version: not stored, the rest stays unasked (VersionGuard)
             await answers.put(row)
             progress.advance(model, ok=row.status == "ok")
             return None
@@ -89,11 +133,31 @@ async def evaluate(model: str, provider: Provider | ProviderSet, w: Work, stamps
         res = await chat(w.item.messages, w.item.answer)
     except ProviderError as e:
         return build_row(model, w, stamps, started, e)
-    return build_row(model, w, stamps, started, res)
+    return await answer_row(model, w, stamps, started, res)
 
 
-def build_row(model: str, w: Work, stamps: Stamps, started: datetime, outcome: ChatResult | ProviderError) -> ResultRow:
-    """The row of one answer (scored) or one error: the same for a call and a batch request."""
+async def answer_row(model: str, w: Work, stamps: Stamps, started: datetime,
+                     outcome: ChatResult | ProviderError) -> ResultRow:
+    """`build_row` for a lane on the event loop: a long answer is scored off the loop, capped
+    (engine/run/scoring.py); an overrun is an error row of class `scorer`, like a scorer that raises."""
+    if isinstance(outcome, ProviderError):
+        return build_row(model, w, stamps, started, outcome)
+    ds, res = w.planned.dataset, outcome
+    scored: Scored | Exception
+    try:
+        scored = await score_bounded(lambda: ds.score(w.item, res.text, finish_reason=res.finish_reason),
+                                     len(res.text))
+    except Exception as e:  # noqa: BLE001 - the scorer's failure becomes the row's error (build_row)
+        scored = e
+    return build_row(model, w, stamps, started, res, scored)
+
+
+def build_row(model: str, w: Work, stamps: Stamps, started: datetime, outcome: ChatResult | ProviderError,
+              scored: Scored | Exception | None = None) -> ResultRow:
+    """The row of one answer (scored) or one error: the same for a call and a batch request.
+
+    ``scored``: the answer's score, or the scorer's failure, when the caller scored it (`answer_row`);
+    None: scored here, inline."""
     ds = w.planned.dataset
     item = w.item
     base: dict[str, Any] = dict(model=model, dataset=ds.id, item_id=item.id, sample=w.sample, gold=item.gold,
@@ -112,12 +176,16 @@ def build_row(model: str, w: Work, stamps: Stamps, started: datetime, outcome: C
                 input_tokens=res.input_tokens, output_tokens=res.output_tokens,
                 model_version=res.model_version, finish_reason=res.finish_reason, blocked=res.blocked,
                 cost_usd=price.cost(res.input_tokens, res.output_tokens) if price is not None else None)
-    try:
-        # A refusal or safety block has empty text: the scorer sees no answer (unparsed).
-        scored = ds.score(item, res.text, finish_reason=res.finish_reason)
-    except Exception as e:  # noqa: BLE001 - a scorer bug must not cost the answer: store it, retry on resume
-        detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-        return ResultRow(**base, **call, status="error", error_class="scorer", error=f"scoring failed: {detail}"[:1000],
+    if scored is None:
+        try:
+            # A refusal or safety block has empty text: the scorer sees no answer (unparsed).
+            scored = ds.score(item, res.text, finish_reason=res.finish_reason)
+        except Exception as e:  # noqa: BLE001 - stored as the row's error below
+            scored = e
+    if isinstance(scored, Exception):  # a scorer bug or overrun must not cost the answer: stored, retried on resume
+        error = (f"{scored} on an answer of {len(res.text):,} characters" if isinstance(scored, ScoringOverrun)
+                 else "scoring failed: " + "".join(traceback.format_exception_only(type(scored), scored)).strip())
+        return ResultRow(**base, **call, status="error", error_class="scorer", error=error[:1000],
                          prediction=None, score=None, measures=None, finished_at=datetime.now(timezone.utc))
     return ResultRow(**base, **call, status="ok", error_class=None, error=None, prediction=scored.prediction,
                      score=scored.score, measures=scored.measures, finished_at=datetime.now(timezone.utc))

@@ -26,10 +26,12 @@ from typing import Any, Protocol
 import anyio
 import duckdb
 
-from engine.run.context import RunContext
+from engine.config import Price
+from engine.run.context import RunContext, cost_bound
 from engine.run.workers import STOP, run_workers
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
+from providers.http import DEFAULT_MAX_OUTPUT
 from store.writer import ResultRow, Writer
 
 CHANNEL = 1000  # answers waiting for the helper before model lanes wait too
@@ -38,14 +40,21 @@ PAGE = 256  # backlog rows read at a time
 
 class Question:
     """What a side lane asks its helper about one job: the messages, the adapter that sends them, and what
-    `finish` needs to read the reply (``context``) into the row (whose fixed fields are ``base``)."""
+    `finish` needs to read the reply (``context``) into the row (whose fixed fields are ``base``);
+    ``max_output``: the reply's token cap, for the budget."""
 
-    __slots__ = ("base", "batched", "body", "context", "job", "messages", "provider")
+    __slots__ = ("base", "batched", "body", "context", "job", "max_output", "messages", "provider")
 
-    def __init__(self, job: tuple, base: dict, messages: Sequence[Any], provider: Provider, context: Any = None):
+    def __init__(self, job: tuple, base: dict, messages: Sequence[Any], provider: Provider, context: Any = None, *,
+                 max_output: int = DEFAULT_MAX_OUTPUT):
         self.job, self.base, self.messages, self.provider, self.context = job, base, messages, provider, context
+        self.max_output = max_output
         self.body: bytes | None = None  # the request body, once a batch needs it
         self.batched = False  # answered by a batch (at the batch price), not by a call
+
+
+class OverBudget(Exception):
+    """The run's --budget is spent: the side lane stops asking (what it holds waits for the next run)."""
 
 
 class Batched(Protocol):
@@ -59,8 +68,11 @@ class SideLane:
     batch: Batched | None = None  # set by a subclass whose helper says batch = true
 
     def __init__(self, ctx: RunContext, *, concurrency: int, total: int,
-                 insert: Callable[[duckdb.DuckDBPyConnection, list[Any]], None], table: str, key: tuple[str, ...]):
+                 insert: Callable[[duckdb.DuckDBPyConnection, list[Any]], None], table: str, key: tuple[str, ...],
+                 price: Price | None = None):
         con, progress = ctx.con, ctx.progress
+        # The helper's calls count against --budget like the models' (at its price; unpriced: not counted).
+        self.price, self.budget = price, ctx.budget
         # Own connections: the results writer uses `con` from its thread meanwhile.
         self.writer = Writer(con.cursor(), insert=insert, table=table, key=key)
         self._read = con.cursor()
@@ -92,7 +104,7 @@ class SideLane:
         """What to ask about the job, or its row when nothing need be asked."""
         raise NotImplementedError
 
-    def finish(self, q: Question, outcome: ChatResult | ProviderError) -> Any:
+    async def finish(self, q: Question, outcome: ChatResult | ProviderError) -> Any:
         """The row of a question's reply (or of the error that stood for it)."""
         raise NotImplementedError
 
@@ -138,19 +150,40 @@ class SideLane:
         except Exception as e:  # noqa: BLE001 - a bug costs one row (retried), not the sweep
             return self.broken(base, _detail(e))
 
-    def answer(self, q: Question, outcome: ChatResult | ProviderError) -> Any:
+    async def answer(self, q: Question, outcome: ChatResult | ProviderError) -> Any:
         try:
-            return self.finish(q, outcome)
+            return await self.finish(q, outcome)
         except Exception as e:  # noqa: BLE001 - a bug costs one row (retried), not the sweep
             return self.broken(q.base, _detail(e))
 
     async def ask(self, q: Question) -> Any:
-        """A question by an ordinary call (Unreachable goes on: not this job's outcome)."""
+        """A question by an ordinary call (Unreachable and OverBudget go on: not this job's outcome)."""
+        budget, est = self.budget, self.cost_bound(q)
+        if budget is not None and not budget.reserve(est):
+            raise OverBudget
         try:
             res: ChatResult | ProviderError = await q.provider.chat(q.messages)
         except ProviderError as e:
             res = e
-        return self.answer(q, res)
+        except BaseException:
+            if budget is not None:
+                budget.settle(est, None)
+            raise
+        if budget is not None:
+            budget.settle(est, self.cost(res, batched=False))
+        return await self.answer(q, res)
+
+    def cost_bound(self, q: Question, *, batched: bool = False) -> float:
+        """What asking `q` may cost at most (the batch price when a batch carries it)."""
+        price = self.price.batch() if batched and self.price is not None else self.price
+        return cost_bound(price, q.messages, q.max_output)
+
+    def cost(self, outcome: ChatResult | ProviderError, *, batched: bool) -> float | None:
+        """What a reply cost, by the usage it reports (None: unpriced, or no reply)."""
+        price = self.price.batch() if batched and self.price is not None else self.price
+        if price is None or not isinstance(outcome, ChatResult):
+            return None
+        return price.cost(outcome.input_tokens, outcome.output_tokens)
 
     async def handle(self, job: tuple) -> Any:
         """The row to store for one job (its ``status`` counts; 'error' shows as an error)."""
@@ -180,6 +213,8 @@ class SideLane:
             # so model lanes never wait on a dead helper; the answers are asked on the next run.
             self.unreachable = True
             return STOP
+        except OverBudget:
+            return STOP  # the same drain: the answers are stored, asked about by a run with budget left
         await self.store(row)
         return None
 

@@ -30,7 +30,8 @@ from engine.run.interrupt import Interrupt
 from engine.run.progress import Progress
 from providers.breaker import Breaker
 from providers.limits import Limits
-from store import runs
+from store import compactbench as cbstore
+from store import history, runs
 from store.writer import Writer
 
 T = TypeVar("T")
@@ -88,7 +89,7 @@ class RunRecord(Protocol):
     def start(self) -> None: ...
 
     def end(self, outcome: str) -> None:
-        """The run returned: 'complete', 'interrupted', 'budget' or 'unreachable' (RunContext.outcome)."""
+        """The run returned: 'complete', 'interrupted', 'budget', 'stopped' or 'unreachable' (RunContext.outcome)."""
 
     def abort(self, outcome: str) -> None:
         """The run raised: 'interrupted' (a signal) or 'failed'."""
@@ -114,8 +115,34 @@ class StoredRun:
             runs.end_run(self.con, self.run_id, outcome)
 
 
+def close_stale_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """Runs a killed process left `running` (sweeps, rescores, CompactBench runs) become `interrupted`.
+
+    Called by every command that writes, once it holds the database (DuckDB lets one process write
+    it): no other run can be going on, so every `running` row is stale.
+    """
+    runs.close_stale_runs(con)
+    history.close_stale(con)
+    cbstore.close_stale_runs(con)
+
+
+def prompt_tokens(messages: Iterable[Any]) -> int:
+    """A prompt's tokens as estimated before the call: UTF-8 bytes / 3 (English runs ~4 bytes a token,
+    Chinese ~3, so this errs high)."""
+    return sum(len(m.content.encode()) for m in messages) // 3
+
+
+def cost_bound(price: Any, messages: Iterable[Any], max_output: int) -> float:
+    """A call's cost at most, for the Budget and `--estimate`: its prompt in, `max_output` tokens out
+    (0 without a price: an unpriced model is not budgeted)."""
+    if price is None:
+        return 0.0
+    return price.cost(prompt_tokens(messages), max_output) or 0.0
+
+
 class Budget:
-    """A spending cap over the whole run (all lanes share one; single event loop, no lock).
+    """A spending cap over the whole run (all lanes share one, the judge's and the extractor's calls too;
+    single event loop, no lock).
 
     Before an item is dispatched its cost is reserved at an upper bound (the
     prompt's estimated tokens, and max_tokens of output); when it returns the
@@ -157,6 +184,7 @@ class RunContext:
         self.answers: RowSink = self.writer  # a sweep with side lanes puts a Tee here
         self.interrupt = Interrupt()
         self.sides: list[Side] = []
+        self.stopped: list[str] = []  # lanes that stopped on what the user must decide (a model's version changed)
         self.writers: list[Writer] = [self.writer]
         self._background: list[tuple[Callable[..., Coroutine[Any, Any, Any]], tuple[Any, ...]]] = []
         self._closers: list[Callable[[], Awaitable[None]]] = []
@@ -230,11 +258,13 @@ class RunContext:
         return self.interrupt.happened
 
     def outcome(self) -> str:
-        """How a run that returned ended: a signal, the budget, an endpoint given up, or all done."""
+        """How a run that returned ended: a signal, the budget, a lane stopped, an endpoint given up, or all done."""
         if self.interrupt.happened:
             return "interrupted"
         if self.budget is not None and self.budget.stopped:
             return "budget"
+        if self.stopped:
+            return "stopped"
         return "unreachable" if any(b.given_up for b in self.breakers.values()) else "complete"
 
     def errors(self) -> int:

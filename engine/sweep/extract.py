@@ -11,6 +11,10 @@ The contract (docs/extraction.md), stable: one JSON object a line in,
 `by` says which reader decided the line: the rules of benchmark/extract.py, or
 the [extractor] model of `--extractor MODELS.toml`, asked only about the lines
 the rules left unread. A bad line: exit 2, naming it; nothing is written.
+
+Lines end at "\n" only (a "\r" before it is dropped): U+2028, U+2029 and the other
+characters `str.splitlines` breaks at are valid raw inside a JSON string. A UTF-8 byte
+order mark is accepted at the start of the file.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ def parse_line(text: str, where: str) -> Line:
         doc = json.loads(text)
     except ValueError as e:
         raise UserError(f"{where}: not JSON ({e})") from None
+    except RecursionError:  # the parser recurses per level of nesting
+        raise UserError(f"{where}: nested too deeply") from None
     if not isinstance(doc, dict):
         raise UserError(f"{where}: not a JSON object")
     if not isinstance(doc.get("id"), (str, int)) or isinstance(doc.get("id"), bool):
@@ -64,6 +70,10 @@ def parse_line(text: str, where: str) -> Line:
         raise UserError(f"{where}: `response` must be a string or null")
     if not isinstance(options, dict) or len(options) < 2 or not all(isinstance(v, str) for v in options.values()):
         raise UserError(f"{where}: `options` must be an object of at least two code -> text strings")
+    for key, value in (("id", doc["id"]), ("response", response), *(("options", v) for v in options.values())):
+        if isinstance(value, str) and not _is_unicode(value):
+            # JSON allows the escape of a lone surrogate ("\ud800"); UTF-8 (the output, a request) does not.
+            raise UserError(f"{where}: `{key}` is not valid Unicode (a lone surrogate escape)")
     choices = Choices(list(options.values()))
     if list(options) != list(choices.codes):
         raise UserError(f"{where}: option codes {list(options)} must be {list(choices.codes)}, in that order")
@@ -83,10 +93,18 @@ def read_lines(path: str) -> list[Line]:
     except OSError as e:
         raise UserError(f"cannot read {name}: {e.strerror}") from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte order mark at the start is dropped
     except UnicodeDecodeError as e:
         raise UserError(f"{name}: not UTF-8 ({e})") from None
-    return [parse_line(t, f"{name} line {n}") for n, t in enumerate(text.splitlines(), 1) if t.strip()]
+    return [parse_line(t, f"{name} line {n}") for n, t in enumerate(text.split("\n"), 1) if t.strip()]
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def by_rules(line: Line) -> Any:

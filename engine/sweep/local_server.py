@@ -276,7 +276,7 @@ def probe_server(base_url: str, api_key: str | None = None) -> ServerFacts:
     """Ask a server for its slots and window: llama.cpp's `/props` (`total_slots`,
     `default_generation_settings.n_ctx`) or `/slots`; llama-cpp-python's server, known by its
     `/openapi.json`, has one slot and does not report its window. Never raises."""
-    root = re.sub(r"/v\d+[a-z0-9]*/?$", "", base_url.rstrip("/"))
+    root = _root(base_url)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         props = _get_json(root + "/props", headers)
@@ -305,6 +305,46 @@ def probe_server(base_url: str, api_key: str | None = None) -> ServerFacts:
     except (OSError, ValueError, AttributeError):
         pass
     return ServerFacts("unknown")
+
+
+def served_model(base_url: str, api_key: str | None = None) -> str | None:
+    """What a loopback server has loaded, for its models' identity: the weights file of llama.cpp's
+    `/props` (`model_path`, with its `model_alias` if any), else the ids its OpenAI-compatible
+    `/v1/models` lists. None when it says neither (or cannot be asked). Never raises."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        props = _get_json(_root(base_url) + "/props", headers)
+        path, alias = props.get("model_path"), props.get("model_alias")
+        if isinstance(path, str) and path:
+            name = Path(path).name  # the weights, wherever the file sits
+            return f"{name} as {alias}" if isinstance(alias, str) and alias and alias != path else name
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        listed = (_get_json(base_url.rstrip("/") + "/models", headers) or {}).get("data") or []
+        ids = sorted({d["id"] for d in listed if isinstance(d, dict) and isinstance(d.get("id"), str)})
+        return ", ".join(ids) or None
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
+
+
+def served_models(cfg: "ModelsFile") -> dict[str, str | None]:
+    """Model name -> `served_model` of its loopback server, one probe per server (models elsewhere, and
+    `local` ones, whose identity is their weights file, are not asked)."""
+    by_url: dict[str, str | None] = {}
+    out: dict[str, str | None] = {}
+    for m in cfg.models:
+        if m.provider == "local" or not m.base_url or not is_loopback(m.base_url):
+            continue
+        if m.base_url not in by_url:
+            by_url[m.base_url] = served_model(m.base_url, m.api_key())
+        out[m.name] = by_url[m.base_url]
+    return out
+
+
+def _root(base_url: str) -> str:
+    """The server's root: the base URL without its API version (`/v1`)."""
+    return re.sub(r"/v\d+[a-z0-9]*/?$", "", base_url.rstrip("/"))
 
 
 def _positive(v: Any) -> int | None:

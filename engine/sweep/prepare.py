@@ -13,12 +13,15 @@ import msgspec
 
 from benchmark.errors import UserError
 from engine.config import ModelsFile, base_url, public_url
-from engine.lanes.model_lane import Stamps
+from engine.lanes.model_lane import Stamps, VersionGuard
 from engine.lanes.work import PlannedDataset
 from engine.run.generation import request_stamp
+from engine.run.context import close_stale_runs
 from engine.run.progress import log
 from engine.sweep.identity import check_identities
+from engine.sweep.local_server import served_models
 from engine.sweep.plan import SweepOptions, SweepPlan, plan_sweep, run_stamp
+from store import identity as store_identity
 from store import resume, runs
 from store.db import connect, transaction, write_failure
 from store.suite_tables import load_suite_tables
@@ -58,7 +61,7 @@ def run_sweep(opts: SweepOptions, body: SweepBody) -> SweepResult:
     assert opts.db is not None  # with_file_defaults fills it
     con = connect(opts.db)
     try:
-        runs.close_stale_runs(con)  # we hold the write lock: a `running` row is a killed sweep's
+        close_stale_runs(con)  # we hold the write lock: a `running` row is a killed run's
         load_suite_tables(con, plan.suite)
         result = body(plan, cfg, con)
     except (duckdb.Error, OSError, BaseExceptionGroup) as e:
@@ -85,9 +88,12 @@ def stamp_run(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: Models
         n = resume.delete_rows(con, names, [p.id for p in planned])
         log(f"--fresh: deleted {n} stored rows of these models and datasets", quiet=opts.quiet)
     # Who answers: checked against the stored rows before anything is called (engine/sweep/identity.py).
-    identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, fresh=opts.fresh, quiet=opts.quiet)
+    identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, fresh=opts.fresh, quiet=opts.quiet,
+                                  served=served_models(cfg))
+    versions = store_identity.model_versions(con, names)  # what the stored answers say they were made by
     stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, request_stamp(m, p.dataset)) for p in planned},
-                             run_id=run_id, price=m.price, max_output=m.max_tokens, identity=identities[m.name])
+                             run_id=run_id, price=m.price, max_output=m.max_tokens, identity=identities[m.name],
+                             versions=VersionGuard(m.name, versions[m.name], allow_mixed=opts.allow_mixed))
               for m in cfg.models}
     expected = {(m, p.id): (stamps[m].prompt_hash[p.id], p.dataset.scorer_version) for m in names for p in planned}
     conflicts = resume.stamp_conflicts(con, expected)

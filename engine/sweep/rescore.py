@@ -44,6 +44,7 @@ from benchmark.errors import UserError
 from engine.lanes.extract_model import read_and_score
 from engine.lanes.work import render
 from engine.sweep.plan import reading_data, resolve_datasets
+from engine.run.context import close_stale_runs
 from engine.run.progress import log
 from store import extractions, history, runs
 from store.bootstrap import refresh_intervals
@@ -245,6 +246,7 @@ def rescore(opts: RescoreOptions) -> int:
         models = _models(con, opts.models)
         datasets = _datasets(con, opts.datasets, opts.suite)
         rescore_id = uuid.uuid4().hex[:12]
+        close_stale_runs(con)  # a rescore or a sweep killed earlier: we hold the write lock now
         history.start(con, rescore_id, opts.command)
         tally = Tally()
         outcome = "interrupted"

@@ -13,6 +13,7 @@ import anyio
 import duckdb
 import msgspec
 
+from benchmark.errors import UserError
 from engine.lanes.batch.model_lane import SweepBatchLane
 from engine.config import ModelConfig, ModelsFile, SweepDefaults, load_models
 from engine.run.endpoints import build_breakers, build_limits, model_providers, unreachable_models
@@ -66,7 +67,8 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     extracting = plan_extraction(cfg, planned, con, run_id=run_id, fresh=opts.fresh, quiet=opts.quiet)
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
-    breakers = build_breakers([*cfg.models, *([judging.judge] if judging else [])], quiet=opts.quiet)
+    helpers = [*([judging.judge] if judging else []), *([extracting.extractor] if extracting else [])]
+    breakers = build_breakers([*cfg.models, *helpers], quiet=opts.quiet)
     assert opts.db is not None  # with_file_defaults set it
     snaps = snapshot.Snapshots(opts.db)
     lanes = SweepLanes(opts=opts, cfg=cfg, planned=planned, stamps=stamps, counts=counts, partial=partial,
@@ -93,6 +95,12 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     if budget is not None:
         result.spent_usd, result.budget_reached = budget.spent, budget.stopped
     log_run_end(progress, limits, gone, budget, helper=judging.label if judging else None, quiet=opts.quiet)
+    changed = [s.versions.change for s in stamps.values() if s.versions is not None and s.versions.change]
+    if changed and not result.interrupted:
+        # As a changed stamp stops a sweep before its first call; what was answered before is stored.
+        more = f" (also: {'; '.join(changed[1:])})" if len(changed) > 1 else ""
+        raise UserError(f"{changed[0]}; its remaining items were not asked: rerun with --fresh to ask again, or "
+                        f"give it a new name (--allow-mixed keeps both){more}")
     return result
 
 

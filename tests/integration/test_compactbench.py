@@ -293,3 +293,46 @@ def test_compactor_model_is_its_own_entry_and_changed_settings_need_fresh(tmp_pa
         assert r.returncode == 0, r.stderr
         assert sim.stats()["by_model"] == by_model  # --fresh redoes these runs whole, as `sweep --fresh` does
     assert query(db, "SELECT count(DISTINCT stamp) FROM compact_items") == [(2,)]
+
+
+def test_a_dead_endpoint_is_given_up_and_its_units_left_for_the_next_run(tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there
+    db = tmp_path / "r.duckdb"
+    m = toml(tmp_path / "m.toml", f"http://127.0.0.1:{port}/v1", section='suite = "starter"\ncase_slots = 1\ndrift_cycles = 1',
+             extra="unreachable_after_s = 3\nmax_retries = 2\n")
+    t0 = time.monotonic()
+    r = cb_run(m, db, timeout=120)
+    assert r.returncode == 3, r.stderr
+    assert time.monotonic() - t0 < 60
+    assert "unreachable: sim:" in r.stderr and "not finished: sim could not be reached" in r.stderr
+    assert query(db, "SELECT DISTINCT outcome FROM compact_runs") == [("interrupted",)]
+    with SimServerProcess(mode="echo", port=port) as sim:
+        r = cb_run(m, db)
+        assert r.returncode == 0, r.stderr
+        assert sim.stats()["total"] > 0
+    assert query(db, "SELECT DISTINCT outcome FROM compact_runs") == [("complete",)]
+
+
+def test_a_killed_run_is_marked_interrupted_by_the_next_run(tmp_path):
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode="echo", latency_ms=50) as sim:
+        m = toml(tmp_path / "m.toml", sim.base_url, section='suite = "starter"\ncase_slots = 2\ndrift_cycles = 1\n'
+                 'difficulty = "easy"', concurrency=2)
+        proc = subprocess.Popen([sys.executable, "-m", "engine", "compactbench", "run", str(m), "--db", str(db),
+                                 "--benchmarks-dir", str(BENCHMARKS), "--quiet"], cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while sim.stats()["total"] < 20 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        proc.kill()  # SIGKILL: nothing of the process runs after it
+        proc.wait()
+        assert query(db, "SELECT DISTINCT outcome FROM compact_runs") == [("running",)]
+        # Another difficulty: other runs, which leave the killed ones' rows to the stale-run check.
+        r = cb_run(toml(m, sim.base_url, section='suite = "starter"\ncase_slots = 1\ndrift_cycles = 1'), db)
+        assert r.returncode == 0, r.stderr
+    assert query(db, "SELECT difficulty, outcome FROM compact_runs GROUP BY ALL ORDER BY 1") == [
+        ("easy", "interrupted"), ("medium", "complete")]

@@ -158,3 +158,49 @@ def test_extract_cli_asks_the_extractor_only_about_unread_lines(tmp_path):
     assert out == [{"id": 1, "answer": "A", "by": "rules"}, {"id": 2, "answer": "B", "by": "model"},
                    {"id": 3, "answer": None, "by": "rules"}, {"id": 4, "answer": None, "by": "rules"},
                    {"id": 5, "answer": ["B"], "by": "model"}]
+
+
+def test_a_dead_extractor_is_given_up_and_its_questions_asked_by_the_next_run(tmp_path, data_dir):
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]  # nothing listens there
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode="letter", profiles={"m1": {"mode": f"fixed:{UNREADABLE}"},
+                                                   "ex-sim": {"mode": "fixed:B"}}) as sim:
+        m = models(tmp_path / "models.toml", sim.base_url)
+        text = m.read_text().replace(f'model = "ex-sim"\n', 'model = "ex-sim"\nunreachable_after_s = 3\n')
+        m.write_text(text.replace(f'base_url = "{sim.base_url}"\nmodel = "ex-sim"',
+                                  f'base_url = "http://127.0.0.1:{dead}/v1"\nmodel = "ex-sim"'))
+        t0 = time.monotonic()
+        r = sweep(m, db, data_dir)
+        assert r.returncode == 3, r.stderr  # a host could not be reached: run again
+        assert time.monotonic() - t0 < 60 and "unreachable: ex:" in r.stderr
+        assert query(db, "SELECT count(*) FROM results WHERE model = 'm1' AND status = 'ok'") == [(6,)]
+        assert query(db, "SELECT count(*) FROM extractions") == [(0,)]  # unasked, not stored as errors
+        m.write_text(text)  # the extractor answers again
+        sim.reset()
+        r = sweep(m, db, data_dir)
+        assert r.returncode == 0, r.stderr
+        assert dict(sim.stats()["by_model"]) == {"ex-sim": 6}
+    assert query(db, "SELECT status, count(*) FROM extractions GROUP BY 1") == [("ok", 6)]
+
+
+def test_extractor_calls_count_against_the_budget(tmp_path, data_dir):
+    db = tmp_path / "r.duckdb"
+    profiles = {"m1": {"mode": f"fixed:{UNREADABLE}"}, "ex-sim": {"mode": "fixed:B"}}
+    with SimServerProcess(mode="letter", profiles=profiles) as sim:
+        m = models(tmp_path / "models.toml", sim.base_url)  # m1 unpriced: only the extractor is budgeted
+        r = sweep(m, db, data_dir, 6, "--budget", "0.0000001")
+        assert r.returncode == 0, r.stderr
+        assert "budget reached" in r.stderr
+        first = dict(sim.stats()["by_model"])
+        assert "ex-sim" not in first  # no extractor call fits the budget: dispatching stops
+        sim.reset()
+        r = sweep(m, db, data_dir, 6, "--budget", "1")
+        assert r.returncode == 0, r.stderr
+        assert dict(sim.stats()["by_model"]) == {"ex-sim": 6, **({"m1": 6 - first["m1"]} if first["m1"] < 6 else {})}
+    (spent,), = query(db, "SELECT sum(cost_usd) FROM extractions")
+    assert spent > 0

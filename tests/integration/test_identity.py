@@ -151,3 +151,123 @@ def test_changed_judge_model_stops_before_any_call(tmp_path, data_dir):
         r = run_cli("sweep", str(models("judge-b")), "--db", str(db), *args, "--fresh")
         assert r.returncode == 0, r.stderr
         assert sim.stats()["by_model"] == {"gpt-a": 4, "judge-b": 4}
+
+
+def _ipv6(sim) -> str:
+    """The simulator's URL with its IPv6 host in brackets, as a models file writes it."""
+    port = sim.base_url.rsplit(":", 1)[1].split("/")[0]
+    return f"http://[::1]:{port}/v1"
+
+
+def test_a_loopback_server_serving_other_weights_after_a_restart_stops_the_sweep(tmp_path):
+    db, m = tmp_path / "r.duckdb", tmp_path / "models.toml"
+    with SimServerProcess(mode="gold", models=("weights-a",)) as sim:
+        assert sweep(one_model(m, sim.base_url), db).returncode == 0
+    with SimServerProcess(mode="gold", models=("weights-b",)) as sim:  # another free port, other weights
+        r = sweep(one_model(m, sim.base_url), db)
+        assert r.returncode == 2
+        assert "model m1: served model weights-a -> weights-b" in one_error_line(r.stderr)
+        assert sim.stats()["total"] == 0
+    with SimServerProcess(mode="gold", models=("weights-a",)) as sim:  # the same weights again: nothing to ask
+        r = sweep(one_model(m, sim.base_url), db)
+        assert r.returncode == 0, r.stderr
+        assert sim.stats()["total"] == 0
+
+
+def test_rows_stored_before_the_served_model_was_recorded_are_kept_and_stamped_with_it(tmp_path):
+    db, m = tmp_path / "r.duckdb", tmp_path / "models.toml"
+    with SimServerProcess(mode="gold") as sim:  # lists no model: what it serves is unknown
+        assert sweep(one_model(m, sim.base_url), db).returncode == 0
+    with SimServerProcess(mode="gold", models=("weights-a",)) as sim:
+        r = sweep(one_model(m, sim.base_url), db)
+        assert r.returncode == 0, r.stderr
+        assert sim.stats()["total"] == 0
+    assert query(db, "SELECT DISTINCT json_extract_string(i.detail, '$.served') FROM results r "
+                     "JOIN identities i USING (identity)") == [("weights-a",)]
+    with SimServerProcess(mode="gold", models=("weights-b",)) as sim:
+        r = sweep(one_model(m, sim.base_url), db)
+        assert r.returncode == 2 and "served model weights-a -> weights-b" in one_error_line(r.stderr)
+
+
+def test_an_ipv6_loopback_server_restarted_on_another_port_is_the_same_endpoint(tmp_path):
+    db, m = tmp_path / "r.duckdb", tmp_path / "models.toml"
+    with SimServerProcess(mode="gold", host="::1", models=("weights-a",)) as sim:
+        assert sweep(one_model(m, _ipv6(sim)), db).returncode == 0
+    with SimServerProcess(mode="gold", host="::1", models=("weights-a",)) as sim:
+        r = sweep(one_model(m, _ipv6(sim)), db)
+        assert r.returncode == 0, r.stderr
+        assert sim.stats()["total"] == 0
+    assert query(db, "SELECT DISTINCT json_extract_string(i.detail, '$.base_url') FROM results r "
+                     "JOIN identities i USING (identity)") == [("http://[::1]/v1",)]
+
+
+class VersionedServer:
+    """An OpenAI-compatible chat server, in a thread, reporting `version` as the model that answered."""
+
+    def __init__(self, version: str):
+        self.version, self.calls = version, 0
+
+    def __enter__(self) -> "VersionedServer":
+        import asyncio
+        import socket
+        import threading
+
+        from aiohttp import web
+
+        async def chat(request: web.Request) -> web.Response:
+            await request.read()
+            self.calls += 1
+            return web.json_response({
+                "id": "c", "object": "chat.completion", "model": self.version,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "Answer: A"},
+                             "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self.loop = asyncio.new_event_loop()
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", chat)
+        self.runner = web.AppRunner(app)
+        ready = threading.Event()
+
+        async def serve() -> None:
+            await self.runner.setup()
+            await web.TCPSite(self.runner, "127.0.0.1", port).start()
+            ready.set()
+
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(serve(), self.loop)
+        assert ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import asyncio
+
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+def test_a_model_version_that_moves_under_the_same_alias_stops_the_model(tmp_path):
+    db, m = tmp_path / "r.duckdb", tmp_path / "models.toml"
+    with VersionedServer("gpt-x-2024-08-06") as server:
+        one_model(m, server.base_url, model="gpt-x")
+        assert sweep(m, db).returncode == 0
+        server.version = "gpt-x-2024-11-20"  # the provider moved the alias to a new snapshot
+        r = run_cli("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--limit", "24", "--quiet")
+        assert r.returncode == 2
+        line = one_error_line(r.stderr)
+        assert "model m1: reported model version gpt-x-2024-08-06 -> gpt-x-2024-11-20" in line, line
+        assert "--allow-mixed keeps both" in line
+        # Nothing of the new snapshot is stored: the 12 answers of the first run are all there is.
+        assert query(db, "SELECT model_version, count(*) FROM results GROUP BY 1") == [("gpt-x-2024-08-06", 12)]
+        assert query(db, "SELECT outcome FROM runs ORDER BY started_at") == [("complete",), ("stopped",)]
+        r = run_cli("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--limit", "24", "--quiet",
+                    "--allow-mixed")
+        assert r.returncode == 0, r.stderr
+    assert query(db, "SELECT model_version, count(*) FROM results GROUP BY 1 ORDER BY 1") == [
+        ("gpt-x-2024-08-06", 12), ("gpt-x-2024-11-20", 12)]

@@ -51,3 +51,32 @@ def test_grammar_constraint_makes_every_choice_answer_parse(tmp_path, data_dir):
     assert dict(query(db, "SELECT dataset, n_unparsed FROM dataset_coverage")) == {d: 0 for d in datasets.split(",")}
     stamp = query(db, "SELECT generation->>'answer_constraint' FROM models")
     assert stamp == [("grammar",)]
+
+
+def test_a_database_stamped_before_the_served_model_reruns_against_the_same_server(tmp_path):
+    """Rows whose identity does not say what the server had loaded (made by an earlier version) are kept:
+    the rerun asks nothing, and stamps them with what the server serves now."""
+    import duckdb
+    import orjson
+
+    from engine.sweep.identity import identity_hash
+
+    db = tmp_path / "r.duckdb"
+    m = tmp_path / "models.toml"
+    m.write_text(f'[[models]]\nname = "smollm2"\nprovider = "openai"\nbase_url = "{LLAMA_URL}"\n'
+                 f'model = "smollm2"\nmax_concurrency = 2\nmax_tokens = 8\n')
+    args = ("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--limit", "3", "--quiet")
+    assert run_cli(*args, timeout=300).returncode == 0
+    con = duckdb.connect(str(db))
+    (old, detail), = con.execute("SELECT DISTINCT identity, detail FROM results "
+                                 "JOIN identities USING (identity)").fetchall()
+    doc = orjson.loads(detail)
+    assert doc["served"] == "smollm2"  # llama-cpp-python lists its alias at /v1/models
+    del doc["served"]
+    earlier = identity_hash(doc)
+    con.execute("INSERT INTO identities VALUES (?, ?)", [earlier, orjson.dumps(doc).decode()])
+    con.execute("UPDATE results SET identity = ?", [earlier])
+    con.close()
+    r = run_cli(*args, timeout=120)
+    assert r.returncode == 0 and "0 rows written" in r.stderr, r.stderr
+    assert query(db, "SELECT DISTINCT identity FROM results") == [(old,)]

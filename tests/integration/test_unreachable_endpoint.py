@@ -48,3 +48,16 @@ def test_a_dead_endpoint_is_given_up_and_its_items_asked_by_the_next_run(tmp_pat
     assert stats["total"] == N and dict(stats["by_model"]) == {"dead": N}
     assert query(db, "SELECT model, status, count(*) FROM results GROUP BY ALL ORDER BY 1") == [
         ("dead", "ok", N), ("live", "ok", N)]
+
+
+def test_with_the_default_patience_a_dead_endpoint_ends_the_whole_sweep_within_a_minute(tmp_path):
+    """Start-up, the give-up and the end together: what bench/unreachable.py measures, with fewer items."""
+    db = tmp_path / "r.duckdb"
+    m = tmp_path / "models.toml"
+    with SimServerProcess(mode="gold", latency_ms=5) as live:
+        m.write_text(model("live", live.base_url) + model("dead", f"http://127.0.0.1:{free_port()}/v1"))
+        t0 = time.monotonic()
+        r = run_cli("sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--limit", str(N), timeout=120)
+        took = time.monotonic() - t0
+    assert r.returncode == 3, r.stderr
+    assert took < 60, took

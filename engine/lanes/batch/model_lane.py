@@ -3,7 +3,7 @@
 The items are those the synchronous lane would ask (engine.lanes.work.lane), with the
 same bodies (the dataset's adapter in the model's ProviderSet), less the items
 carried by the model's batches still open in the store. Answers become rows
-through the same code as synchronous answers (engine.lanes.model_lane.build_row) and go
+through the same code as synchronous answers (engine.lanes.model_lane.answer_row) and go
 to the same writer (and its side lanes). Recording, submitting, re-attaching,
 collecting and the retry rounds are engine/lanes/batch/core.py's, shared with the
 batched judge and extractor (engine/lanes/batch/side_lane.py).
@@ -27,7 +27,7 @@ from engine.run.generation import ProviderSet
 from engine.lanes.work import PlannedDataset, Work
 from engine.run.progress import Progress
 from engine.run.context import RunContext
-from engine.lanes.model_lane import ModelLane, Stamps, build_row, estimate_cost
+from engine.lanes.model_lane import ModelLane, Stamps, answer_row, estimate_cost
 from engine.run.context import Budget
 from providers.base import ChatResult
 from providers.batch import BatchAPI, BatchRequest
@@ -57,7 +57,7 @@ class BatchLane:
         # Answers cost the batch price; the stamps are otherwise the same (identity, prompt hash).
         self.stamps = Stamps(stamps.suite_version, stamps.prompt_hash, run_id=stamps.run_id,
                              price=stamps.price.batch() if stamps.price is not None else None,
-                             max_output=stamps.max_output, identity=stamps.identity)
+                             max_output=stamps.max_output, identity=stamps.identity, versions=stamps.versions)
         self.progress, self.con, self.budget = progress, con, budget
         self._work = work
         self.works: dict[ItemKey, Work] = {}
@@ -104,7 +104,9 @@ class BatchLane:
         return estimate_cost(job, self.stamps)
 
     async def store(self, job: Work, outcome: ChatResult | ProviderError, started: datetime) -> float:
-        row = build_row(self.model.name, job, self.stamps, started, outcome)
+        row = await answer_row(self.model.name, job, self.stamps, started, outcome)
+        if not self.stamps.admits(row):
+            return row.cost_usd or 0.0  # another model version: paid, not stored, asked again by a later run
         await self.answers.put(row)
         self.progress.advance(self.model.name, ok=row.status == "ok")
         return row.cost_usd or 0.0
@@ -148,3 +150,4 @@ class SweepBatchLane:
     async def run(self, ctx: RunContext) -> None:
         await batch_lane_for(self.m, self.providers, self.planned, self.work, ctx.answers, self.stamps,  # type: ignore[arg-type]
                              ctx.progress, ctx.con, ctx.budget).run()
+        self.stamps.report_stop(ctx)

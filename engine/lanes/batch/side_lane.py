@@ -51,7 +51,7 @@ class SideBatch:
         # Its own cursor: the writers use the connection from their threads meanwhile.
         self.core: BatchCore[Question] = BatchCore(
             self, batch_core.make_api(helper.provider, adapter), con.cursor(), progress, helper, lane=lane,
-            shown=side.label, run_id=run_id)
+            shown=side.label, run_id=run_id, budget=side.budget)
         # A batch made by another endpoint, model or generation settings is never collected (cancelled).
         self._stamp = stable_hash(helper.provider, public_url(base_url(helper)), helper.model,
                                   sorted(helper.generation().items()))
@@ -104,12 +104,12 @@ class SideBatch:
         return BatchRequest(question_id(self.key(job), job.body), job.body)
 
     def estimate(self, job: Question) -> float:
-        return 0.0  # helpers' calls are not counted by --budget (synchronous ones neither)
+        return self.side.cost_bound(job, batched=True)
 
     async def store(self, job: Question, outcome: ChatResult | ProviderError, started: datetime) -> float:
         job.batched = isinstance(outcome, ChatResult)
-        await self.side.store(self.side.answer(job, outcome))
-        return 0.0
+        await self.side.store(await self.side.answer(job, outcome))
+        return self.side.cost(outcome, batched=True) or 0.0
 
     def stamp(self, keys: Iterable[Key]) -> str | None:
         return self._stamp

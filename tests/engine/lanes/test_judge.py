@@ -9,7 +9,8 @@ from benchmark.judges import rubric_for
 from engine.config import load_models
 from benchmark.errors import UserError
 from engine.lanes.judge import JudgeLane, JudgePlan, plan_judging
-from engine.run.context import RunContext
+from engine.lanes.side_lane import OverBudget
+from engine.run.context import Budget, RunContext
 from engine.lanes.work import PlannedDataset
 from engine.run.progress import Progress
 from providers.base import ChatResult
@@ -105,14 +106,14 @@ class FakeJudge:
         pass
 
 
-def _lane(tmp_path, reply, judge_ctx=8192):
-    cfg = load_models(_write(tmp_path, MODELS + JUDGE.replace("8192", str(judge_ctx))))
+def _lane(tmp_path, reply, judge_ctx=8192, budget=None, extra=""):
+    cfg = load_models(_write(tmp_path, MODELS + JUDGE.replace("8192", str(judge_ctx)) + extra))
     ds = registry.get("lcsts")
     raw = {"_id": "1", "text": "今天上午，市政府宣布新的公交线路将于下月开通。", "summary": "新公交线路下月开通"}
     plan = JudgePlan(judge=cfg.judge, rubrics={"lcsts": rubric_for("lcsts")},
                      planned={"lcsts": PlannedDataset(ds, (("1", raw),))}, budgets={"m1": {"lcsts": 4000}}, run_id="run1",
                      backlog=0, expected=0)
-    lane = JudgeLane(plan, RunContext(_con(tmp_path), progress=Progress(quiet=True)))
+    lane = JudgeLane(plan, RunContext(_con(tmp_path), progress=Progress(quiet=True), budget=budget))
     fake = FakeJudge(reply)
     lane._providers = {k: fake for k in lane._providers}
     return lane, fake
@@ -169,3 +170,22 @@ def test_a_judge_without_its_key_is_absent_with_a_note(tmp_path, capsys, monkeyp
                      fresh=False, models_path="x.toml")
     assert p is None
     assert "the judge's environment variable ENGINE_NO_SUCH_KEY is not set" in capsys.readouterr().err
+
+
+PRICED = "price = { input_per_mtok = 1000.0, output_per_mtok = 1000.0 }\n"
+
+
+async def test_a_priced_judges_calls_count_against_the_budget(tmp_path):
+    budget = Budget(10.0)
+    lane, fake = _lane(tmp_path, GOOD, budget=budget, extra=PRICED)
+    row = await lane.judge_one("m1", "lcsts", "1", 0, "Summary: 新线路下月开通", "新线路下月开通")
+    assert row.status == "ok" and len(fake.calls) == 1
+    assert budget.spent == pytest.approx((100 + 20) * 1000 / 1e6) and budget.reserved == pytest.approx(0)
+
+
+async def test_a_judge_call_the_budget_cannot_cover_is_not_made(tmp_path):
+    budget = Budget(0.001)  # less than one call's bound: its prompt in and max_tokens out at $1000/Mtok
+    lane, fake = _lane(tmp_path, GOOD, budget=budget, extra=PRICED)
+    with pytest.raises(OverBudget):
+        await lane.judge_one("m1", "lcsts", "1", 0, "Summary: 新线路下月开通", "新线路下月开通")
+    assert fake.calls == [] and budget.stopped and budget.spent == 0

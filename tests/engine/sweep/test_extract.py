@@ -94,3 +94,47 @@ def test_extractor_file_without_table_exits_2(tmp_path, capsys):
     models.write_text('[judge]\nprovider = "openai"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "x"\n')
     assert main(["extract", str(f), "--extractor", str(models)]) == 2
     assert "no [extractor] table" in capsys.readouterr().err
+
+
+def test_a_line_separator_inside_a_string_is_text_not_a_line_break(tmp_path, capsys):
+    """JSON Lines ends a line at \\n only: U+2028, U+2029, \\x85 and \\x0c are valid raw inside a string."""
+    row = {"id": "sep", "response": "I think\u2028it is\u2029\x85\x0c Answer: C", "options": OPTS4}
+    f = tmp_path / "in.jsonl"
+    f.write_text(_jsonl([row, CASES[0]]), encoding="utf-8")
+    assert main(["extract", str(f)]) == 0
+    assert _out(capsys.readouterr().out) == [{"id": "sep", "answer": "C", "by": "rules"}, EXPECTED[0]]
+
+
+def test_windows_line_ends_and_a_bom_on_the_first_line_are_accepted(tmp_path, capsys):
+    f = tmp_path / "in.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + _jsonl(CASES).replace("\n", "\r\n").encode())
+    assert main(["extract", str(f)]) == 0
+    assert _out(capsys.readouterr().out) == EXPECTED
+
+
+def test_a_bom_past_the_first_line_is_a_bad_line(tmp_path, capsys):
+    f = tmp_path / "in.jsonl"
+    f.write_text(_jsonl(CASES[:1]) + "\ufeff" + _jsonl(CASES[1:2]), encoding="utf-8")
+    assert main(["extract", str(f)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{f} line 2: not JSON" in err[0]
+
+
+@pytest.mark.parametrize("depth", [10_000, 200_000])
+def test_deeply_nested_json_exits_2_in_one_line(tmp_path, capsys, depth):
+    f = tmp_path / "in.jsonl"
+    f.write_text(_jsonl(CASES[:1]) + '{"id": 1, "x": ' + "[" * depth + "]" * depth + "}\n", encoding="utf-8")
+    assert main(["extract", str(f)]) == 2
+    cap = capsys.readouterr()
+    err = cap.err.strip().splitlines()
+    assert cap.out == "" and len(err) == 1 and f"{f} line 2: nested too deeply" in err[0]
+
+
+def test_an_id_that_is_not_valid_unicode_exits_2(tmp_path, capsys):
+    """A lone surrogate escape is valid JSON but cannot be written back out as UTF-8."""
+    f = tmp_path / "in.jsonl"
+    f.write_text(_jsonl(CASES[:1]) + '{"id": "a\\ud800", "response": "A", "options": {"A": "x", "B": "y"}}\n',
+                 encoding="utf-8")
+    assert main(["extract", str(f)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{f} line 2:" in err[0] and "`id`" in err[0]

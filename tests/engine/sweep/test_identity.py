@@ -11,6 +11,7 @@ from engine.sweep.identity import (
     describe_change,
     identity_hash,
     model_identity,
+    without_loopback_port,
 )
 
 
@@ -58,3 +59,42 @@ def test_describe_change_names_each_changed_field_and_skips_unknown_ones():
            "derivation": "ab"}
     assert describe_change(old, new) == ["model id gpt-4o-2024-08-06 -> gpt-4o-2024-11-20",
                                          "context_tokens unset -> 8192"]
+
+
+def test_an_ipv6_loopback_port_is_not_identity_either():
+    m = ModelConfig(name="m", provider="openai", model="x", base_url="http://[::1]:40001/v1")
+    other_port = msgspec.structs.replace(m, base_url="http://user:pw@[::1]:40002/v1/")
+    ds = registry.get("synthetic")
+    assert model_identity(m, ds)["base_url"] == "http://[::1]/v1"
+    assert identity_hash(model_identity(m, ds)) == identity_hash(model_identity(other_port, ds))
+    # As earlier versions stored it (brackets lost, port kept): the same endpoint.
+    assert without_loopback_port("http://::1:8090/v1") == "http://[::1]/v1"
+    assert without_loopback_port("http://127.0.0.2:9/v1") == "http://127.0.0.2/v1"
+    assert without_loopback_port("https://u:p@api.example.com:8443/v1?k=1") == "https://api.example.com:8443/v1"
+
+
+def test_what_a_loopback_server_serves_is_identity_and_unknown_is_no_change():
+    m = ModelConfig(name="m", provider="openai", model="x", base_url="http://127.0.0.1:40001/v1")
+    ds = registry.get("synthetic")
+    plain, a, b = (model_identity(m, ds, s) for s in (None, "a.gguf", "b.gguf"))
+    assert "served" not in plain  # nothing said: the identity every earlier row of it has
+    assert len({identity_hash(d) for d in (plain, a, b)}) == 3
+    assert describe_change(a, b) == ["served model a.gguf -> b.gguf"]
+    assert describe_change(plain, a) == [] and describe_change(a, plain) == []  # unknown then, or now
+
+
+def test_served_model_reads_props_then_the_model_list(monkeypatch):
+    from engine.sweep import local_server
+
+    answers = {"http://127.0.0.1:5/props": {"model_path": "/w/SmolLM2.Q4.gguf", "model_alias": "smol"},
+               "http://127.0.0.1:6/v1/models": {"data": [{"id": "b"}, {"id": "a"}]}}
+
+    def get_json(url, headers):
+        if url not in answers:
+            raise OSError("404")
+        return answers[url]
+
+    monkeypatch.setattr(local_server, "_get_json", get_json)
+    assert local_server.served_model("http://127.0.0.1:5/v1") == "SmolLM2.Q4.gguf as smol"
+    assert local_server.served_model("http://127.0.0.1:6/v1") == "a, b"
+    assert local_server.served_model("http://127.0.0.1:7/v1") is None  # says nothing (or is down)

@@ -181,3 +181,21 @@ def test_imported_rows_are_not_read_again(tmp_path):
     assert tally["rows"] == 0
     assert con.execute("SELECT score, scorer_version FROM results").fetchall() == [(0.7, "imported")]
     con.close()
+
+
+def test_runs_a_killed_process_left_running_are_marked_interrupted_by_the_next_rescore(tmp_path):
+    from store import history, runs
+
+    from engine.sweep.rescore import RescoreOptions, rescore
+
+    con = connect(tmp_path / "r.duckdb")
+    insert_rows(con, [row(dataset="synthetic", item_id="s000001", prediction="A", gold="B", score=0.0)])
+    history.start(con, "killed", "rescore (killed)")  # a rescore killed with -9 never wrote its outcome
+    runs.start_run(con, "sweep-kill", command="m.toml", engine_version="x", suite="s", suite_version="1")
+    con.close()
+    rescore(RescoreOptions(db=tmp_path / "r.duckdb", datasets=["synthetic"], workers=1, quiet=True))
+    con = duckdb.connect(str(tmp_path / "r.duckdb"), read_only=True)
+    assert dict(con.execute("SELECT rescore_id = 'killed', outcome FROM rescores").fetchall()) == {
+        True: "interrupted", False: "complete"}
+    assert con.execute("SELECT outcome FROM runs").fetchall() == [("interrupted",)]
+    con.close()
