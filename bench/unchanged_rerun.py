@@ -1,0 +1,69 @@
+"""Behaviour unchanged across two trees: a sweep stored by OLD's code, rerun by NEW's with nothing to ask.
+
+    git worktree add ../old <commit>
+    ENGINE_SHARED_DIR=../shared .venv/bin/python -m bench.unchanged_rerun ../old .
+
+A rerun across a scorer or prompt change stops, as it should (exit 2, said): compare trees that share
+stamps. Prints the requests the rerun sent (none expected) and, table by table (results without timestamps,
+judgements, dataset_scores, leaderboard, interval_bounds), whether the rows are identical.
+"""
+import json, os, shutil, subprocess, sys, tempfile, time, urllib.request
+from pathlib import Path
+
+old, new = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
+py = sys.executable
+data = str((Path(os.environ.get("ENGINE_SHARED_DIR", "../shared")) / "datasets").resolve())
+work = Path(tempfile.mkdtemp())
+sys.path.insert(0, str(new))
+from simulator.process import SimServerProcess
+
+DATASETS = "sst2,mnli,lcsts,goemotions,ceval,emobench1,truthfulqa"
+with SimServerProcess(mode="letter") as sim:
+    models = work / "models.toml"
+    models.write_text(f'''[[models]]
+name = "m-letter"
+provider = "openai"
+base_url = "{sim.base_url}"
+model = "m-letter"
+max_concurrency = 8
+[[models]]
+name = "m-judge-too"
+provider = "openai"
+base_url = "{sim.base_url}"
+model = "judge-sim"
+max_concurrency = 8
+
+[judge]
+name = "sim-judge"
+provider = "openai"
+base_url = "{sim.base_url}"
+model = "judge-sim"
+max_concurrency = 8
+''')
+    db = work / "r.duckdb"
+    env = {**os.environ, "PYTHONPATH": str(old)}
+    cmd = [py, "-m", "engine", "sweep", str(models), str(db), "--data-dir", data, "--datasets", DATASETS,
+           "--limit", "25", "--quiet"]
+    p = subprocess.run(cmd, cwd=old, env=env, capture_output=True, text=True)
+    print("old sweep exit", p.returncode, p.stderr[-400:] if p.returncode else "")
+    snap = work / "old.duckdb"
+    shutil.copy(db, snap)
+    stats = lambda: json.load(urllib.request.urlopen(sim.base_url.rsplit("/v1", 1)[0] + "/_stats"))
+    before = stats()
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, cwd=new, env={**os.environ, "PYTHONPATH": str(new)}, capture_output=True, text=True)
+    print("new rerun exit", p.returncode, f"{time.perf_counter() - t0:.2f}s", p.stderr[-600:] if p.returncode else "")
+    after = stats()
+    print("requests during rerun:", {k: after[k] for k in after if after[k] != before.get(k)} or "none")
+
+import duckdb
+a, b = duckdb.connect(str(snap), read_only=True), duckdb.connect(str(db), read_only=True)
+def rows(c, sql):
+    return sorted(c.execute(sql).fetchall(), key=repr)
+for name, sql in [("results", "SELECT * EXCLUDE (started_at, finished_at) FROM results"),
+                  ("judgements", "SELECT * FROM judgements"),
+                  ("dataset_scores", "SELECT * FROM dataset_scores"),
+                  ("leaderboard", "SELECT * FROM leaderboard"),
+                  ("intervals", "SELECT * FROM interval_bounds")]:
+    x, y = rows(a, sql), rows(b, sql)
+    print(f"{name}: {len(x)} rows old, {len(y)} new, identical={x == y}")
