@@ -66,15 +66,19 @@ def test_changed_identity_under_the_same_name_stops_before_any_call(tmp_path, ch
         assert sim.stats()["total"] == 0
 
 
-def test_identity_is_stored_without_credentials(tmp_path):
+def test_credentials_in_the_url_never_reach_the_identity(tmp_path):
+    """Credentials in base_url are refused at load (one line, not repeating them): nothing is stored."""
     db = tmp_path / "r.duckdb"
     with SimServerProcess(mode="gold") as sim:
         url = sim.base_url.replace("http://", "http://user:s3cr3t-pass@")
         m = one_model(tmp_path / "models.toml", url)
+        r = sweep(m, db)
+        assert r.returncode == 2 and "s3cr3t" not in r.stderr
+        assert sim.stats()["total"] == 0
+        m = one_model(tmp_path / "models.toml", sim.base_url)
         assert sweep(m, db).returncode == 0
     (detail,), = query(db, "SELECT DISTINCT i.detail FROM results r JOIN identities i USING (identity)")
     assert "s3cr3t" not in detail and '"model":"gpt-a"' in detail.replace(" ", "")
-    assert "s3cr3t" not in str(query(db, "SELECT * FROM models"))
 
 
 def test_rows_without_identity_are_checked_against_the_models_table(tmp_path):
