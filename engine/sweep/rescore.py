@@ -50,6 +50,7 @@ from store import extractions, history, runs
 from store.bootstrap import refresh_intervals
 from store.db import connect, transaction
 from store.judgements import answer_md5
+from store.query import single
 
 BATCH = 2000  # changed rows per transaction
 # Imported rows (store/import_items.py) hold scores made elsewhere, with no response of ours to read again.
@@ -224,10 +225,18 @@ class RescoreOptions(msgspec.Struct, frozen=True, kw_only=True):
     workers: int | None = None  # scoring processes; None: one per core (1: scored in this process)
 
 
+POOL_MIN_ROWS = 20_000  # below this, scoring in this process is quicker than spawning workers
+
+
+def _row_count(con: duckdb.DuckDBPyConnection, datasets: list[Dataset], models: list[str]) -> int:
+    return sum(single(con.execute(f"SELECT count(*) {_CHOSEN}", [ds.id, models]).fetchone()) for ds in datasets)
+
+
 @contextlib.contextmanager
-def _pool(workers: int | None) -> Iterator[Executor | None]:
-    """Scoring is CPU-bound Python: one process per core (spawned: the parent holds DuckDB's threads)."""
-    n = workers if workers is not None else (os.cpu_count() or 1)
+def _pool(workers: int | None, rows: int) -> Iterator[Executor | None]:
+    """Scoring is CPU-bound Python: one process per core (spawned: the parent holds DuckDB's threads), unless
+    there are too few rows to repay starting them (each imports the engine and reads its dataset)."""
+    n = workers if workers is not None else (os.cpu_count() or 1) if rows >= POOL_MIN_ROWS else 1
     if n <= 1:
         yield None
         return
@@ -252,7 +261,7 @@ def rescore(opts: RescoreOptions) -> int:
         outcome = "interrupted"
         try:
             with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                          disable=opts.quiet, console=Console(stderr=True)) as progress, _pool(opts.workers) as pool:
+                          disable=opts.quiet, console=Console(stderr=True)) as progress, _pool(opts.workers, _row_count(con, datasets, models)) as pool:
                 for ds in datasets:
                     rescore_dataset(con, ds, models, opts.data_dir, rescore_id, tally, progress, pool)
             outcome = "complete"
