@@ -37,6 +37,9 @@ from tests.cluster import test_cluster as t  # noqa: E402  (the tests' models fi
 from tests.cluster.conftest import local_cluster  # noqa: E402
 
 RATE = 20.0
+DATASETS = ("copa", "wsc", "sst2", "rte", "wic", "eq60")  # the issue's workload: 6 datasets x 50 items
+LIMIT = 50
+WORKLOAD = dict(datasets=DATASETS, limit=LIMIT)
 
 
 def differing(db: Path, baseline: Path) -> tuple[int, int]:
@@ -59,10 +62,10 @@ def scenario_equal(cl, sim, tmp: Path) -> tuple[Path, Path]:
     models = t._models(tmp / "models.toml", sim.base_url)
     one = tmp / "one.duckdb"
     t0 = time.perf_counter()
-    assert main(t._sweep_args(models, one)) == 0
+    assert main(t._sweep_args(models, one, **WORKLOAD)) == 0
     t1 = time.perf_counter()
     two = tmp / "two.duckdb"
-    assert main(t._sweep_args(models, two, "--cluster", cl.address)) == 0
+    assert main(t._sweep_args(models, two, "--cluster", cl.address, **WORKLOAD)) == 0
     t2 = time.perf_counter()
     rows, board = differing(two, one)
     print(f"equal: {rows} differing results rows, {board} differing leaderboard rows "
@@ -73,31 +76,31 @@ def scenario_equal(cl, sim, tmp: Path) -> tuple[Path, Path]:
 def scenario_loss(cl, sim, tmp: Path, models: Path, one: Path) -> None:
     db = tmp / "loss.duckdb"
     sim.reset()
-    proc = t._driver(t._sweep_args(models, db, "--cluster", cl.address))
-    t._wait(lambda: sim.stats()["by_model"].get("m_worker", 0) >= 0.4 * len(t.DATASETS) * t.LIMIT, proc)
+    proc = t._driver(t._sweep_args(models, db, "--cluster", cl.address, **WORKLOAD))
+    t._wait(lambda: sim.stats()["by_model"].get("m_worker", 0) >= 0.4 * len(DATASETS) * LIMIT, proc)
     cl.kill_worker()
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err[-2000:]
     n, dup = keys(db)
     rows, board = differing(db, one)
     lost = t._rows(db, "SELECT count(*) FROM cluster_units WHERE status = 'lost'")[0][0]
-    print(f"node loss: {3 * len(t.DATASETS) * t.LIMIT - n} rows lost, {dup} duplicate keys, {rows} differing rows, "
+    print(f"node loss: {3 * len(DATASETS) * LIMIT - n} rows lost, {dup} duplicate keys, {rows} differing rows, "
           f"{board} differing leaderboard rows ({lost} unit attempt(s) lost and re-queued)")
 
 
 def scenario_driver(cl, sim, tmp: Path, models: Path, one: Path) -> None:
     db = tmp / "kill.duckdb"
     sim.reset()
-    args = t._sweep_args(models, db, "--cluster", cl.address)
+    args = t._sweep_args(models, db, "--cluster", cl.address, **WORKLOAD)
     proc = t._driver(args)
-    t._wait(lambda: sim.stats()["total"] >= 0.5 * 2 * len(t.DATASETS) * t.LIMIT, proc)
+    t._wait(lambda: sim.stats()["total"] >= 0.5 * 2 * len(DATASETS) * LIMIT, proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     committed, landed = t.committed_after_kill(sim, db)
     sim.reset()
     r = subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    prints = t._fingerprints()
+    prints = t._fingerprints(DATASETS, LIMIT)
     again = len({prints[k] for k in committed if k in prints} & set(sim.stats()["by_prompt"]))
     rows, board = differing(db, one)
     print(f"driver loss: {rows} differing rows, {board} differing leaderboard rows, {again} landed rows asked again "

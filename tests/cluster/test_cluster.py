@@ -30,8 +30,12 @@ from tests.conftest import DATA_DIR
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
 
-DATASETS = ("copa", "wsc", "sst2", "rte", "wic", "eq60")  # six small datasets of the suite, 50 items each
-LIMIT = 50
+# Three small datasets of the suite, 20 items each: enough for units to run on both nodes at once (bench/cluster.py
+# runs the issue's 6 x 50).
+DATASETS = ("copa", "wsc", "rte")
+LIMIT = 20
+# m_worker's latency: its units still run when the loss test kills its node at 40% of its requests.
+WORKER_LATENCY_MS = 200
 SEED = 20250826
 # Every column but run ids and timings.
 COLUMNS = ("model, dataset, item_id, sample, status, error_class, error, attempts, response, prediction, gold, score, "
@@ -71,8 +75,9 @@ gpus = 1
     return path
 
 
-def _sweep_args(models: Path, db: Path, *extra: str) -> list[str]:
-    return ["sweep", str(models), str(db), "--datasets", ",".join(DATASETS), "--limit", str(LIMIT),
+def _sweep_args(models: Path, db: Path, *extra: str, datasets: tuple[str, ...] = DATASETS,
+                limit: int = LIMIT) -> list[str]:
+    return ["sweep", str(models), str(db), "--datasets", ",".join(datasets), "--limit", str(limit),
             "--data-dir", str(DATA_DIR), "--quiet", *extra]
 
 
@@ -101,7 +106,7 @@ def _assert_equal(db: Path, baseline: Path) -> None:
 
 @pytest.fixture(scope="module")
 def sim():
-    with SimServerProcess(profiles={"m_worker": {"latency_ms": 40}}) as s:
+    with SimServerProcess(profiles={"m_worker": {"latency_ms": WORKER_LATENCY_MS}}) as s:
         yield s
 
 
@@ -165,16 +170,18 @@ def test_driver_killed_then_rerun_asks_nothing_landed_again(sim, ray_cluster, ba
     r = subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT, capture_output=True, text=True, timeout=150)
     assert r.returncode == 0, r.stderr[-3000:]
     asked = set(sim.stats()["by_prompt"])
-    prints = _fingerprints()
+    prints = _fingerprints(DATASETS, LIMIT)
     again = sorted(k for k in committed if prints.get(k) in asked)
     assert not again, (len(again), len(committed), again[:5], r.stderr[-2000:])  # 0 landed rows asked again
     _assert_equal(db, one)
 
 
 def test_one_account_rate_is_global_across_two_nodes(ray_cluster, tmp_path):
-    rate, n = 20.0, 300  # R = 20 requests/s shared by two models on two nodes: 15 s
-    profiles = {m: {"account": "acct", "rpm": int(10 * rate) + 1} for m in ("ra", "rb")}
-    with SimServerProcess(rpm_window_s=10, profiles=profiles, mode="gold") as s:
+    # R = 20 requests/s shared by two models on two nodes for 8 s; the server refuses more than 4R + 1 in any
+    # 4 s window, so a per-node rate (2R) would meet 429s twice over.
+    rate, n, window = 20.0, 160, 4
+    profiles = {m: {"account": "acct", "rpm": int(window * rate) + 1} for m in ("ra", "rb")}
+    with SimServerProcess(rpm_window_s=window, profiles=profiles, mode="gold") as s:
         models = rate_models(tmp_path / "models.toml", s.base_url, rate)
         db = tmp_path / "rate.duckdb"
         r = subprocess.run([sys.executable, "-m", "engine", "sweep", str(models), str(db), "--datasets", "synthetic",
@@ -182,7 +189,7 @@ def test_one_account_rate_is_global_across_two_nodes(ray_cluster, tmp_path):
                            capture_output=True, text=True, timeout=150)
         assert r.returncode == 0, r.stderr[-3000:]
         stats = s.stats()
-    assert stats["by_status"].get("429", 0) == 0  # the server's own 10 s window (10R + 1) never refused one
+    assert stats["by_status"].get("429", 0) == 0  # the server's own window never refused one
     (ok, span), = _rows(db, "SELECT count(*) FILTER (WHERE status = 'ok'), "
                             "epoch(max(finished_at)) - epoch(min(finished_at)) FROM results")
     assert ok == n
@@ -211,9 +218,9 @@ def committed_after_kill(sim, db: Path) -> tuple[set[tuple[str, str, str]], int]
     more files): the (model, dataset, item) answered ok in the database or in landed files, and how many
     rows the landed files hold."""
     before = -1
-    while before != sim.stats()["total"]:
+    while before != sim.stats()["total"]:  # a live host asks tens of items a second
         before = sim.stats()["total"]
-        time.sleep(2.0)
+        time.sleep(1.0)
     committed = set(_rows(db, "SELECT model, dataset, item_id FROM results WHERE status = 'ok'"))
     landed = 0
     for f in (db.parent / f"{db.name}.landing").glob("*.parquet"):
@@ -263,12 +270,12 @@ def _restart_rate_keeper(address: str) -> None:
         ray.shutdown()
 
 
-def _fingerprints() -> dict[tuple[str, str, str], str]:
+def _fingerprints(datasets: tuple[str, ...], limit: int) -> dict[tuple[str, str, str], str]:
     """(model, dataset, item) -> the simulator's fingerprint of its prompt, for prompts only one item has (WSC
     holds items with the very same prompt: asking one of them says nothing about the other)."""
     out = {}
-    for d in DATASETS:
-        planned = load_dataset(registry.get(d), DATA_DIR, LIMIT, SEED)
+    for d in datasets:
+        planned = load_dataset(registry.get(d), DATA_DIR, limit, SEED)
         for model in ("m_head", "m_worker"):
             for it in planned.items:
                 out[(model, d, it.id)] = fingerprint(model, [{"role": m.role, "content": m.content} for m in it.messages])
