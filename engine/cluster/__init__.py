@@ -9,6 +9,7 @@ only when `--cluster` is given: without it Ray is never imported.
 - ``units``: the unit of work, one (model, dataset), and the landing of its rows as Parquet files.
 - ``host``: the host actor of one model replica: starts the model's server on its node when the engine
   serves it, and runs units with the existing lane code (engine/lanes/model_lane.py).
+- ``placement``: the hosts of every model as the driver keeps them: placed, started, replaced, given up.
 - ``driver``: plans as the single-machine sweep plans, hands units to hosts, ingests landed files
   (the only DuckDB writer), re-queues what a lost node or server was running.
 """

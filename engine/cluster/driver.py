@@ -4,8 +4,8 @@ units to the models' host actors, and is the only DuckDB writer.
 Order of a run: the database and plan as on one machine (engine/sweep/sweep.py:run_sweep); the files a
 killed driver left landed are ingested first (store/cluster.py, each once); Ray is joined; one rate keeper
 per account or model with limits (engine/cluster/limiter.py) and the hosts of every model replica are
-started (engine/cluster/host.py; a served model's server starts on its node, and what it reports fills
-the model as on one machine); then stamps and identities are checked before any call
+started (engine/cluster/placement.py keeps them; engine/cluster/host.py is one: a served model's server
+starts on its node, and what it reports fills the model as on one machine); then stamps and identities are checked before any call
 (engine/sweep/sweep.py:stamp_run), the units are queued, and the loop runs:
 
 - hand a host of the unit's model its next unit while it runs fewer than UNITS_PER_HOST (the hosts pull,
@@ -14,7 +14,7 @@ the model as on one machine); then stamps and identities are checked before any 
 - ingest the landed files every POLL_S (rows, and the file's name, in one transaction);
 - a unit whose host died (its node lost, its server exited) is recorded `lost`, the host replaced and
   the unit queued again, up to MAX_ATTEMPTS; then its pending items are stored as errors (a rerun retries
-  them): never a hang. A model whose hosts cannot be placed within PLACEMENT_S (no node has its GPUs or
+  them): never a hang. A model whose hosts cannot be placed within placement.PLACEMENT_S (no node has its GPUs or
   resources) or whose endpoint its breaker gave up is left unasked, and the sweep exits 3.
 
 Ctrl-C cancels the units in flight (each lands what it holds), ingests, and leaves a consistent database.
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import time
 import uuid
 from collections import Counter, deque
@@ -36,9 +35,10 @@ import msgspec
 
 from benchmark.errors import UserError
 from engine.cluster.connect import connected, import_ray
-from engine.cluster.host import UNITS_PER_HOST, ModelHost
-from engine.cluster.limiter import pool_shares, start_keepers
-from engine.cluster.units import MAX_ATTEMPTS, HostFacts, UnitOutcome, UnitTask, landing_folder
+from engine.cluster.host import ModelHost
+from engine.cluster.limiter import keepers_ready, pool_shares, start_keepers
+from engine.cluster.placement import POLL_S, Host, HostPool, first_line, head_node
+from engine.cluster.units import MAX_ATTEMPTS, UNITS_PER_HOST, UnitOutcome, UnitTask, landing_folder
 from engine.config import ModelConfig, ModelsFile
 from engine.lanes.model_lane import Stamps, build_row
 from engine.lanes.work import PlannedDataset, pending_work
@@ -55,9 +55,6 @@ from store import resume
 from store.bootstrap import compute_intervals
 from store.writer import insert_rows
 
-POLL_S = 0.5
-# Seconds a host may take to be placed and ready (a vLLM server loads its weights meanwhile).
-PLACEMENT_S = float(os.environ.get("ENGINE_CLUSTER_PLACEMENT_S", "600"))
 PROGRESS_EVERY_S = 10.0
 
 
@@ -89,13 +86,6 @@ def _on_cluster(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnection
         return Driver(ray, plan, cfg, con).run()
 
 
-class Host(msgspec.Struct, kw_only=True):
-    actor: Any
-    facts: HostFacts
-    busy: int = 0
-    dead: bool = False
-
-
 class Unit(msgspec.Struct, kw_only=True):
     model: str
     planned: PlannedDataset
@@ -110,17 +100,13 @@ class Driver:
         self.run_id = uuid.uuid4().hex[:12]
         self.node_id = head_node(ray)
         self.models = {m.name: m for m in cfg.models}
-        self.hosts: dict[str, list[Host]] = {m.name: [] for m in cfg.models}
-        self.starting: dict[Any, tuple[str, Any, float]] = {}  # facts ref -> (model, actor, deadline)
-        self.start_failures: Counter[str] = Counter()
         self.queues: dict[str, deque[Unit]] = {m.name: deque() for m in cfg.models}
         self.inflight: dict[Any, tuple[Host, Unit]] = {}
-        self.gone: dict[str, str] = {}  # model -> why its remaining units are left unasked
         self.stamps: dict[str, Stamps] = {}
         self.progress = Progress(quiet=True)
         self.units_total = self.units_done = 0
         self.keepers: dict[str, Any] = {}
-        self.shares: dict[str, int] = {}
+        self.pool = HostPool(ray, cfg, self.node_id, ModelHost)
 
     # ------------------------------------------------------------------ the run
 
@@ -129,11 +115,9 @@ class Driver:
         try:
             self.keepers = start_keepers(self.ray, self.cfg, self.run_id, self.node_id,
                                          lambda m: m.concurrency * m.replicas * UNITS_PER_HOST)
-            self.shares = pool_shares(self.cfg, lambda name: self.models[name].replicas)
-            for m in self.cfg.models:
-                for _ in range(m.replicas):
-                    self._start_host(m.name)
-            self._wait_first_hosts()
+            self.pool.start_all(self.keepers, pool_shares(self.cfg, lambda name: self.models[name].replicas))
+            keepers_ready(self.ray, self.keepers)  # while the hosts start
+            self.pool.wait_first()
             served = msgspec.structs.replace(self.cfg, models=[self._served(m) for m in self.cfg.models])
             self.stamps = stamp_run(self.con, opts=opts, cfg=served, planned=plan.planned,
                                     suite_version=plan.suite.version, run_id=self.run_id)
@@ -153,7 +137,7 @@ class Driver:
                 raise
             finally:
                 self._ingest()
-            record.end("interrupted" if interrupted else "unreachable" if self.gone else "complete")
+            record.end("interrupted" if interrupted else "unreachable" if self.pool.gone else "complete")
             run_s = time.perf_counter() - t0
         finally:
             self._stop_everything()
@@ -164,11 +148,11 @@ class Driver:
         errors = sum(c.errors for c in self.progress.counters.values())
         rows = sum(c.done - c.start_done for c in self.progress.counters.values())
         return SweepResult(rows_written=rows, interrupted=interrupted, errors=errors, run_s=run_s,
-                           unreachable=sorted(self.gone))
+                           unreachable=sorted(self.pool.gone))
 
     def _served(self, m: ModelConfig) -> ModelConfig:
         """The model as its first host serves it (a started server's URL and window), for stamps and budgets."""
-        hosts = self.hosts[m.name]
+        hosts = self.pool.ready[m.name]
         return hosts[0].facts.model if hosts else m
 
     def _queue_units(self, served: ModelsFile) -> None:
@@ -178,7 +162,7 @@ class Driver:
             self.models[m.name] = m
             self.progress.add(m.name, sum(p.size for p in planned),
                               sum(min(counts.get((m.name, p.id), 0), p.size) for p in planned))
-            if m.name in self.gone:
+            if m.name in self.pool.gone:
                 continue
             for p in planned:
                 if counts.get((m.name, p.id), 0) < p.size:
@@ -191,7 +175,7 @@ class Driver:
             if signalled():
                 raise KeyboardInterrupt
             self._hand_out()
-            refs = [*self.inflight, *self.starting]
+            refs = [*self.inflight, *self.pool.starting]
             ready = self.ray.wait(refs, num_returns=1, timeout=POLL_S)[0] if refs else []
             if ready:  # and whatever else is ready by now
                 ready = self.ray.wait(refs, num_returns=len(refs), timeout=0)[0]
@@ -199,98 +183,22 @@ class Driver:
                 time.sleep(0 if refs else POLL_S)
             self._ingest()
             for ref in ready:
-                if ref in self.starting:
-                    self._host_ready(ref)
+                if ref in self.pool.starting:
+                    self.pool.started(ref)
                 else:
                     self._unit_ended(ref)
-            self._check_placement()
+            self.pool.check_deadlines()
             if time.monotonic() - last > PROGRESS_EVERY_S:
                 last = time.monotonic()
                 self._progress_line()
-
-    # ------------------------------------------------------------------ hosts
-
-    def _start_host(self, name: str) -> None:
-        m = self.models[name]
-        remote = self.ray.remote(ModelHost).options(**self._placement(m))
-        actor = remote.remote(m, self.cfg, self.keepers, self.shares)
-        self.starting[actor.facts.remote()] = (name, actor, time.monotonic() + PLACEMENT_S)
-
-    def _placement(self, m: ModelConfig) -> dict[str, Any]:
-        """Ray options of a host: GPUs and custom resources pin it; else the head node or, `spread`, any node."""
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        options: dict[str, Any] = dict(num_cpus=0, max_restarts=0, max_concurrency=UNITS_PER_HOST + 4)
-        if m.gpus:
-            options["num_gpus"] = m.gpus
-        if m.ray_resources:
-            options["resources"] = dict(m.ray_resources)
-        if not m.gpus and not m.ray_resources:
-            options["scheduling_strategy"] = ("SPREAD" if m.placement == "spread"
-                                              else NodeAffinitySchedulingStrategy(self.node_id, soft=False))
-        return options
-
-    def _wait_first_hosts(self) -> None:
-        """Until every model has a ready host, or its placement time is over (the model is left unasked)."""
-        while any(not self.hosts[n] and n not in self.gone for n in self.models):
-            if signalled():
-                raise KeyboardInterrupt
-            refs = list(self.starting)
-            if not refs:
-                break
-            for ref in self.ray.wait(refs, num_returns=1, timeout=POLL_S)[0]:
-                self._host_ready(ref)
-            self._check_placement()
-
-    def _host_ready(self, ref: Any) -> None:
-        name, actor, _ = self.starting.pop(ref)
-        try:
-            facts: HostFacts = self.ray.get(ref)
-        except Exception as e:  # noqa: BLE001 - a server that would not start, a node lost meanwhile
-            self.ray.kill(actor)
-            self.start_failures[name] += 1
-            if self.start_failures[name] >= MAX_ATTEMPTS:
-                self._give_up_model(name, f"its host could not start {MAX_ATTEMPTS} times ({_first_line(e)})")
-            elif name not in self.gone:
-                self._start_host(name)
-            return
-        if facts.engine_version != ENGINE_VERSION:
-            self.ray.kill(actor)
-            raise UserError(f"node {facts.node_id[:8]} runs engine {facts.engine_version}, the driver {ENGINE_VERSION}: "
-                            "install the same version on every node")
-        self.hosts[name].append(Host(actor=actor, facts=facts))
-
-    def _check_placement(self) -> None:
-        now = time.monotonic()
-        for ref, (name, actor, deadline) in list(self.starting.items()):
-            if now > deadline:
-                del self.starting[ref]
-                self.ray.kill(actor)
-                if not self.hosts[name]:
-                    m = self.models[name]
-                    needs = f"gpus = {m.gpus}, ray_resources = {m.ray_resources}" if m.gpus or m.ray_resources else "a node"
-                    self._give_up_model(name, f"no node could place its host within {PLACEMENT_S:g} s (needs {needs})")
-
-    def _replace(self, host: Host, name: str) -> None:
-        if host.dead:
-            return
-        host.dead = True
-        self.hosts[name].remove(host)
-        with contextlib.suppress(Exception):
-            self.ray.kill(host.actor)
-        if name not in self.gone:
-            self._start_host(name)
-
-    def _give_up_model(self, name: str, why: str) -> None:
-        self.gone[name] = why
-        self.queues[name].clear()
-        log(f"unreachable: {name}: {why}; its remaining items are not asked: run the same command again")
 
     # ------------------------------------------------------------------ units
 
     def _hand_out(self) -> None:
         for name, queue in self.queues.items():
-            for host in self.hosts[name]:
+            if name in self.pool.gone:
+                queue.clear()  # left unasked: the next run asks them
+            for host in self.pool.ready[name]:
                 while queue and host.busy < UNITS_PER_HOST:
                     unit = queue.popleft()
                     task = self._task(unit)
@@ -329,22 +237,22 @@ class Driver:
         units_table.unit_ended(self.con, self.run_id, name, ds, unit.attempt,
                                "unreachable" if out.unreachable else "done")
         if out.unreachable:
-            self._give_up_model(name, "its endpoint could not be reached (see the breaker's lines above)")
+            self.pool.give_up(name, "its endpoint could not be reached (see the breaker's lines above)")
 
     def _unit_lost(self, host: Host, unit: Unit, e: BaseException) -> None:
         name, ds = unit.model, unit.planned.id
         actor_gone = isinstance(e, self.ray.exceptions.RayActorError) or "ServerDied" in type(e).__name__ or (
             "ServerDied" in str(e))
         if actor_gone:
-            self._replace(host, name)
+            self.pool.replace(host, name)
         self._ingest()
         if unit.attempt >= MAX_ATTEMPTS:
             units_table.unit_ended(self.con, self.run_id, name, ds, unit.attempt, "given_up")
-            self._store_as_errors(unit, f"cluster: unit {name}/{ds} lost {unit.attempt} times, last: {_first_line(e)}")
+            self._store_as_errors(unit, f"cluster: unit {name}/{ds} lost {unit.attempt} times, last: {first_line(e)}")
             self.units_done += 1
             return
         units_table.unit_ended(self.con, self.run_id, name, ds, unit.attempt, "lost")
-        log(f"{name}/{ds}: attempt {unit.attempt} lost on node {host.facts.node_id[:8]} ({_first_line(e)}); "
+        log(f"{name}/{ds}: attempt {unit.attempt} lost on node {host.facts.node_id[:8]} ({first_line(e)}); "
             "queued again", quiet=self.opts.quiet)
         self.queues[name].appendleft(Unit(model=name, planned=unit.planned, attempt=unit.attempt + 1))
 
@@ -383,15 +291,7 @@ class Driver:
         self.inflight.clear()
 
     def _stop_everything(self) -> None:
-        for hosts in self.hosts.values():
-            for host in hosts:
-                with contextlib.suppress(Exception):
-                    self.ray.get(host.actor.stop.remote(), timeout=30)
-                with contextlib.suppress(Exception):
-                    self.ray.kill(host.actor)
-        for _name, actor, _ in self.starting.values():
-            with contextlib.suppress(Exception):
-                self.ray.kill(actor)
+        self.pool.stop_all()
         for keeper in self.keepers.values():
             with contextlib.suppress(Exception):
                 self.ray.kill(keeper, no_restart=True)
@@ -399,7 +299,7 @@ class Driver:
     # ------------------------------------------------------------------ what it says
 
     def _progress_line(self) -> None:
-        nodes = Counter(h.facts.node_id[:8] for hosts in self.hosts.values() for h in hosts if h.busy)
+        nodes = self.pool.busy_nodes()
         where = ", ".join(f"{n}: {k} unit(s)" for n, k in sorted(nodes.items())) or "none"
         log(f"cluster: {self.units_done}/{self.units_total} units done; running on {where}", quiet=self.opts.quiet)
 
@@ -411,19 +311,3 @@ class Driver:
             per_node.setdefault(node[:8], Counter())[f"{model} {status}"] += 1
         for node, what in sorted(per_node.items()):
             log(f"node {node}: " + ", ".join(f"{k} x{n}" for k, n in sorted(what.items())), quiet=self.opts.quiet)
-
-
-def head_node(ray: Any) -> str:
-    """The head node's id (Ray marks it with a resource), else the driver's: API hosts and rate keepers go there.
-
-    Not simply the driver's node: a driver joining a cluster on one machine may be attached to any of its
-    raylets, and `ray job submit` runs it on the head anyway."""
-    for node in ray.nodes():
-        if node.get("Alive") and "node:__internal_head__" in node.get("Resources", {}):
-            return str(node["NodeID"])
-    return str(ray.get_runtime_context().get_node_id())
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[-1][:300] if text else type(e).__name__

@@ -22,7 +22,7 @@ from typing import Any, cast
 import anyio
 
 from engine.cluster.limiter import host_limits
-from engine.cluster.units import HostFacts, Landing, UnitOutcome, UnitTask
+from engine.cluster.units import UNITS_PER_HOST, HostFacts, Landing, UnitOutcome, UnitTask
 from engine.config import ModelConfig, ModelsFile
 from engine.lanes.model_lane import ModelLane
 from engine.lanes.work import pending_work
@@ -37,8 +37,6 @@ from store.writer import Writer
 
 # Seconds between looks at the server process while a unit runs.
 WATCH_S = 0.5
-# Units a host runs at once: the next one starts while the last calls of one finish.
-UNITS_PER_HOST = 2
 FLUSH_S = 0.5  # a unit's rows are landed at least this often (the Writer's flush)
 
 

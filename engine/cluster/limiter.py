@@ -94,7 +94,8 @@ def start_keepers(ray: Any, cfg: ModelsFile, run_id: str, node_id: str,
                   in_flight: Callable[[ModelConfig], int]) -> dict[str, Any]:
     """One keeper actor per rate of ``keeper_keys``, on the head node (hard: Ray's soft affinity placed a
     zero-CPU actor elsewhere; a cluster whose head is lost is lost anyway);
-    Ray restarts a keeper that dies and retries the calls made to it meanwhile."""
+    Ray restarts a keeper that dies and retries the calls made to it meanwhile. Not waited for: the hosts
+    start meanwhile (``keepers_ready``)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     remote = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1, max_concurrency=1)(RateKeeper)
@@ -103,8 +104,11 @@ def start_keepers(ray: Any, cfg: ModelsFile, run_id: str, node_id: str,
         keepers[key] = remote.options(
             name=f"rate:{run_id}:{key}", scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
         ).remote(rpm, tpm, hold_s)
-    ray.get([k.ping.remote() for k in keepers.values()])
     return keepers
+
+
+def keepers_ready(ray: Any, keepers: dict[str, Any]) -> None:
+    ray.get([k.ping.remote() for k in keepers.values()])
 
 
 class RemoteRate(RateLimit):

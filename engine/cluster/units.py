@@ -26,6 +26,8 @@ from engine.lanes.model_lane import Stamps
 from engine.lanes.work import PlannedDataset
 from store.writer import ResultRow, to_arrow
 
+# Units a host runs at once: the next one starts while the last calls of one finish.
+UNITS_PER_HOST = 2
 # Attempts of a unit lost with its node or server before it is given up (its pending items stored as errors).
 MAX_ATTEMPTS = 3
 

@@ -1,0 +1,166 @@
+"""The hosts of every model replica, as the driver keeps them: started where the model's placement says,
+ready once their server is, replaced when lost, and a model given up when none of its hosts can be placed
+within PLACEMENT_S (no node has its GPUs or resources) or start MAX_ATTEMPTS times."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections import Counter
+from typing import Any
+
+import msgspec
+
+from benchmark.errors import UserError
+from engine.cluster.units import MAX_ATTEMPTS, UNITS_PER_HOST, HostFacts
+from engine.config import ModelConfig, ModelsFile
+from engine.run.progress import log
+from engine.run.signals import signalled
+from engine.version import ENGINE_VERSION
+
+POLL_S = 0.5
+# Seconds a host may take to be placed and ready (a vLLM server loads its weights meanwhile).
+PLACEMENT_S = float(os.environ.get("ENGINE_CLUSTER_PLACEMENT_S", "600"))
+
+
+class Host(msgspec.Struct, kw_only=True):
+    actor: Any
+    facts: HostFacts
+    busy: int = 0  # units it runs now
+    dead: bool = False
+
+
+class HostPool:
+    """Every model's hosts: `ready` ones take units; `gone` models are left unasked (and why)."""
+
+    def __init__(self, ray: Any, cfg: ModelsFile, node_id: str, body: type):
+        """``body``: the host actor's class (engine/cluster/host.py:ModelHost)."""
+        self.ray, self.cfg, self.node_id, self.body = ray, cfg, node_id, body
+        self.keepers: dict[str, Any] = {}
+        self.shares: dict[str, int] = {}
+        self.models = {m.name: m for m in cfg.models}
+        self.ready: dict[str, list[Host]] = {m.name: [] for m in cfg.models}
+        self.starting: dict[Any, tuple[str, Any, float]] = {}  # facts ref -> (model, actor, deadline)
+        self.start_failures: Counter[str] = Counter()
+        self.gone: dict[str, str] = {}  # model -> why its remaining units are left unasked
+
+    def start_all(self, keepers: dict[str, Any], shares: dict[str, int]) -> None:
+        """A host per replica of every model, booking through ``keepers``, ``shares`` of accounts' caps."""
+        self.keepers, self.shares = keepers, shares
+        for m in self.cfg.models:
+            for _ in range(m.replicas):
+                self.start(m.name)
+
+    def start(self, name: str) -> None:
+        m = self.models[name]
+        remote = self.ray.remote(self.body).options(**self.placement(m))
+        actor = remote.remote(m, self.cfg, self.keepers, self.shares)
+        self.starting[actor.facts.remote()] = (name, actor, time.monotonic() + PLACEMENT_S)
+
+    def placement(self, m: ModelConfig) -> dict[str, Any]:
+        """Ray options of a host: GPUs and custom resources pin it; else the head node or, `spread`, any node."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        options: dict[str, Any] = dict(num_cpus=0, max_restarts=0, max_concurrency=UNITS_PER_HOST + 4)
+        if m.gpus:
+            options["num_gpus"] = m.gpus
+        if m.ray_resources:
+            options["resources"] = dict(m.ray_resources)
+        if not m.gpus and not m.ray_resources:
+            options["scheduling_strategy"] = ("SPREAD" if m.placement == "spread"
+                                              else NodeAffinitySchedulingStrategy(self.node_id, soft=False))
+        return options
+
+    def wait_first(self) -> None:
+        """Until every model has a ready host, or its placement time is over (the model is given up)."""
+        while any(not self.ready[n] and n not in self.gone for n in self.models):
+            if signalled():
+                raise KeyboardInterrupt
+            refs = list(self.starting)
+            if not refs:
+                break
+            for ref in self.ray.wait(refs, num_returns=1, timeout=POLL_S)[0]:
+                self.started(ref)
+            self.check_deadlines()
+
+    def started(self, ref: Any) -> None:
+        """A host's facts arrived (it is ready), or its start failed (it is started again, up to MAX_ATTEMPTS)."""
+        name, actor, _ = self.starting.pop(ref)
+        try:
+            facts: HostFacts = self.ray.get(ref)
+        except Exception as e:  # noqa: BLE001 - a server that would not start, a node lost meanwhile
+            self.ray.kill(actor)
+            self.start_failures[name] += 1
+            if self.start_failures[name] >= MAX_ATTEMPTS:
+                self.give_up(name, f"its host could not start {MAX_ATTEMPTS} times ({first_line(e)})")
+            elif name not in self.gone:
+                self.start(name)
+            return
+        if facts.engine_version != ENGINE_VERSION:
+            self.ray.kill(actor)
+            raise UserError(f"node {facts.node_id[:8]} runs engine {facts.engine_version}, the driver {ENGINE_VERSION}: "
+                            "install the same version on every node")
+        self.ready[name].append(Host(actor=actor, facts=facts))
+
+    def check_deadlines(self) -> None:
+        now = time.monotonic()
+        for ref, (name, actor, deadline) in list(self.starting.items()):
+            if now > deadline:
+                del self.starting[ref]
+                self.ray.kill(actor)
+                if not self.ready[name]:
+                    m = self.models[name]
+                    needs = f"gpus = {m.gpus}, ray_resources = {m.ray_resources}" if m.gpus or m.ray_resources else "a node"
+                    self.give_up(name, f"no node could place its host within {PLACEMENT_S:g} s (needs {needs})")
+
+    def replace(self, host: Host, name: str) -> None:
+        """A host lost (its node, its server): killed, and a new one started unless the model is given up."""
+        if host.dead:
+            return
+        host.dead = True
+        self.ready[name].remove(host)
+        with contextlib.suppress(Exception):
+            self.ray.kill(host.actor)
+        if name not in self.gone:
+            self.start(name)
+
+    def give_up(self, name: str, why: str) -> None:
+        self.gone[name] = why
+        log(f"unreachable: {name}: {why}; its remaining items are not asked: run the same command again")
+
+    def busy_nodes(self) -> Counter[str]:
+        """Units running per node (short ids)."""
+        out: Counter[str] = Counter()
+        for hosts in self.ready.values():
+            for h in hosts:
+                out[h.facts.node_id[:8]] += h.busy
+        return +out
+
+    def stop_all(self) -> None:
+        for hosts in self.ready.values():
+            for host in hosts:
+                with contextlib.suppress(Exception):
+                    self.ray.get(host.actor.stop.remote(), timeout=30)
+                with contextlib.suppress(Exception):
+                    self.ray.kill(host.actor)
+        for _name, actor, _ in self.starting.values():
+            with contextlib.suppress(Exception):
+                self.ray.kill(actor)
+
+
+def head_node(ray: Any) -> str:
+    """The head node's id (Ray marks it with a resource), else the driver's: API hosts and rate keepers go there.
+
+    Not simply the driver's node: a driver joining a cluster on one machine may be attached to any of its
+    raylets, and `ray job submit` runs it on the head anyway."""
+    for node in ray.nodes():
+        if node.get("Alive") and "node:__internal_head__" in node.get("Resources", {}):
+            return str(node["NodeID"])
+    return str(ray.get_runtime_context().get_node_id())
+
+
+def first_line(e: BaseException) -> str:
+    """An exception as one line (a Ray error's last line names the cause)."""
+    text = str(e).strip().splitlines()
+    return text[-1][:300] if text else type(e).__name__
