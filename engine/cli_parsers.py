@@ -124,9 +124,6 @@ def _sweep(args: argparse.Namespace) -> int:
         # Ray is imported only here, and only by engine/cluster/: without the flag nothing changes.
         from engine.cluster.driver import sweep_on_cluster
 
-        if args.serve is not None:
-            raise UserError("--serve is not available with --cluster yet (read the snapshot-free database after it, "
-                            "or query the `cluster_units` table)")
         result = sweep_on_cluster(opts, args.cluster)
     else:
         result = sweep(opts)

@@ -46,6 +46,7 @@ from engine.run.context import StoredRun
 from engine.run.generation import prompt_budgets
 from engine.run.progress import Progress, log
 from engine.run.signals import signalled
+from engine.sweep.live import live_view_thread
 from engine.sweep.plan import SweepOptions, SweepPlan
 from engine.sweep.prepare import SweepResult, run_sweep, stamp_run
 from engine.version import ENGINE_VERSION
@@ -118,7 +119,9 @@ class Driver:
             self.pool.start_all(self.keepers, pool_shares(self.cfg, lambda name: self.models[name].replicas))
             keepers_ready(self.ray, self.keepers)  # while the hosts start
             self.pool.wait_first()
-            served = msgspec.structs.replace(self.cfg, models=[self._served(m) for m in self.cfg.models])
+            # A model none of whose hosts could be placed has no server to say who answers: it is left out.
+            served = msgspec.structs.replace(self.cfg, models=[self._served(m) for m in self.cfg.models
+                                                               if m.name not in self.pool.gone])
             self.stamps = stamp_run(self.con, opts=opts, cfg=served, planned=plan.planned,
                                     suite_version=plan.suite.version, run_id=self.run_id)
             self._queue_units(served)
@@ -128,7 +131,8 @@ class Driver:
             t0 = time.perf_counter()
             interrupted = False
             try:
-                self._loop()
+                with live_view_thread(opts.serve_port, self.con, self.progress, cluster=True):
+                    self._loop()
             except KeyboardInterrupt:
                 interrupted = True
                 self._cancel_inflight()

@@ -111,7 +111,8 @@ class HostPool:
                 self.ray.kill(actor)
                 if not self.ready[name]:
                     m = self.models[name]
-                    needs = f"gpus = {m.gpus}, ray_resources = {m.ray_resources}" if m.gpus or m.ray_resources else "a node"
+                    needs = ", ".join([*([f"gpus = {m.gpus}"] if m.gpus else []),
+                                       *([f"ray_resources = {m.ray_resources}"] if m.ray_resources else [])]) or "a node"
                     self.give_up(name, f"no node could place its host within {PLACEMENT_S:g} s (needs {needs})")
 
     def replace(self, host: Host, name: str) -> None:

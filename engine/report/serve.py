@@ -4,8 +4,8 @@ The page is the one `report --html` writes; here it fetches its data instead of
 carrying it: GET /api/report (everything but the items), GET /api/items?dataset=D&
 models=A,B (one dataset's items for one or two models, responses whole). `sweep --serve
 PORT` runs the same app inside the sweep (`serve_live`), reading through a cursor of the
-sweep's own connection, with GET /api/live (progress per model, 429s, cost so far) that
-the page polls.
+sweep's own connection, with GET /api/live (progress per model, 429s, cost so far; on a cluster,
+each unit's node, attempt and status) that the page polls.
 """
 
 from __future__ import annotations
@@ -29,16 +29,18 @@ from engine.report.html.items import items_payload
 from engine.report.html.page import render_page
 from engine.report.reader import FileSource, LiveSource, Reader
 from engine.run.progress import Progress, log
+from store.cluster import where_units_ran
 
 REPORT_TTL_S = 5.0  # live mode: the leaderboard is recomputed at most this often
 _READER = web.AppKey("reader", Reader)
 
 
 class LiveStatus:
-    """What the sweep knows in memory: the progress counters and each model's 429 count."""
+    """What the sweep knows in memory: the progress counters and each model's 429 count; ``cluster``: the
+    run records its units per node (store/cluster.py), shown as what runs where."""
 
-    def __init__(self, progress: Progress, limits: dict[str, Any], run_id: str | None):
-        self.progress, self.limits, self.run_id = progress, limits, run_id
+    def __init__(self, progress: Progress, limits: dict[str, Any], run_id: str | None, cluster: bool = False):
+        self.progress, self.limits, self.run_id, self.cluster = progress, limits, run_id, cluster
 
     def models(self, costs: dict[str, float | None]) -> list[dict]:
         out = []
@@ -110,7 +112,10 @@ def build_app(reader: Reader, *, title: str, hosts: HostCheck, live: LiveStatus 
             costs = await reader.run(_run_costs, live.run_id)
             models = live.models(costs)
             state = "running" if any(m["done"] < m["total"] for m in models) else "all answered, finishing"
-            body = {"state": state, "models": models}
+            body: dict[str, Any] = {"state": state, "models": models}
+            if live.cluster:
+                units = await reader.run(where_units_ran, live.run_id)
+                body["units"] = [dict(zip(("node", "model", "dataset", "attempt", "status"), u)) for u in units]
             return _json(orjson.dumps(body)[:-1] + b',"report":' + await reader.report(REPORT_TTL_S) + b"}")
 
         app.router.add_get("/api/live", live_view)
@@ -131,7 +136,7 @@ async def _site(app: web.Application, hosts: HostCheck, host: str, port: int) ->
 
 
 async def serve_live(port: int, con: duckdb.DuckDBPyConnection, progress: Progress, limits: dict[str, Any],
-                     host: str = "127.0.0.1") -> None:
+                     host: str = "127.0.0.1", *, cluster: bool = False) -> None:
     """Inside a running sweep (its task group): serve the live page until cancelled."""
     row = con.cursor().execute(
         "SELECT r.run_id, r.suite, r.suite_version, s.title FROM runs r LEFT JOIN suites s "
@@ -143,7 +148,7 @@ async def serve_live(port: int, con: duckdb.DuckDBPyConnection, progress: Progre
     hosts = HostCheck(host, port)
     try:
         runner, url = await _site(build_app(reader, title=f"{title or suite} — live sweep", hosts=hosts,
-                                            live=LiveStatus(progress, limits, run_id)), hosts, host, port)
+                                            live=LiveStatus(progress, limits, run_id, cluster)), hosts, host, port)
     except OSError as e:  # the sweep matters more than its view: say so and go on without it
         log(f"warning: no live view: cannot listen on {host}:{port} ({e.strerror or e})")
         reader.close()

@@ -26,7 +26,9 @@ from tests.cluster.fake_vllm import write_executable
 ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-WORKER = dict(num_cpus=1, num_gpus=1, resources={"worker": 1})  # logical GPU: nothing checks it is real
+# Logical CPUs and GPU: nothing checks they are real. Two CPUs a node let its raylet start two worker
+# processes at once (it starts at most min(cores, CPUs) at a time): a sweep's hosts come up in parallel.
+WORKER = dict(num_cpus=2, num_gpus=1, resources={"worker": 1})
 # A lost node is declared dead after about 1 s instead of Ray's 15 s (5 missed checks 3 s apart): the loss
 # test waits for it, and on loopback a check never misses by accident.
 FAST_DEATH = {"health_check_period_ms": 500, "health_check_timeout_ms": 500, "health_check_failure_threshold": 2}
@@ -67,7 +69,7 @@ def local_cluster() -> Iterator[LocalCluster]:
     os.environ["RAY_TMPDIR"] = str(tmp)
     os.environ["PATH"] = f"{tmp / 'bin'}{os.pathsep}{os.environ['PATH']}"
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), saved["PYTHONPATH"]]))
-    cluster = Cluster(initialize_head=True, head_node_args=dict(num_cpus=1, include_dashboard=False,
+    cluster = Cluster(initialize_head=True, head_node_args=dict(num_cpus=2, include_dashboard=False,
                                                                 temp_dir=str(tmp / "ray"), _system_config=FAST_DEATH))
     try:
         worker = cluster.add_node(**WORKER)

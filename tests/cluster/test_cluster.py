@@ -1,6 +1,8 @@
 """The same sweep on a two-node Ray cluster on loopback (tests/cluster/conftest.py): equal to the
 single-process sweep, and still equal after losing the worker node (and restarting the rate keeper), after
-`kill -9` of the driver, and with one account's rate shared across both nodes.
+`kill -9` of the driver and after Ctrl-C; one account's rate shared across both nodes; the live view per
+node; a unit given up and a model no node can place, never a hang. One cluster for the module, and
+scenarios that can share a run share it: every Ray run costs seconds of worker starts.
 
 Models: `m_head` (an API model, on the head by default), `m_worker` (pinned to the worker node by a Ray
 custom resource) on the simulator, and `m_vllm` (provider "vllm", one logical GPU: the worker node) whose
@@ -9,11 +11,15 @@ server is the stand-in `vllm` executable (tests/cluster/fake_vllm.py) that its h
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import signal
-from collections import Counter
 import subprocess
 import sys
 import time
+import urllib.request
+from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -26,6 +32,7 @@ from simulator.core import fingerprint
 from simulator.server import SimServerProcess
 from tests.cluster.conftest import ROOT, LocalCluster
 from tests.conftest import DATA_DIR
+from tests.integration.report_db import free_port
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
@@ -196,21 +203,108 @@ def test_one_account_rate_is_global_across_two_nodes(ray_cluster, tmp_path):
     assert (n - 1) / span >= 0.97 * rate
 
 
-def test_a_unit_whose_server_keeps_dying_is_given_up_as_errors(ray_cluster, tmp_path):
-    models = tmp_path / "models.toml"
+@pytest.fixture(scope="module")
+def faulty_run(ray_cluster, tmp_path_factory) -> tuple[int, str, float, Path]:
+    """One sweep of two models that cannot run (shared: each Ray run costs seconds): `dies`, whose server
+    exits after 3 requests every time it starts, and `huge`, asking for more GPUs than the cluster has, with
+    a placement time of 3 s. Returns the exit status, stderr, seconds taken and the database."""
+    tmp = tmp_path_factory.mktemp("faulty")
+    models = tmp / "models.toml"
     models.write_text('[[models]]\nname = "dies"\nprovider = "vllm"\nmodel = "stand-in/dies"\nmax_concurrency = 2\n'
-                      'gpus = 1\nserve_args = ["--die-after", "3"]\n')
-    db = tmp_path / "dies.duckdb"
+                      'gpus = 1\nserve_args = ["--die-after", "3"]\n\n'
+                      '[[models]]\nname = "huge"\nprovider = "vllm"\nmodel = "stand-in/huge"\ngpus = 4\n')
+    db = tmp / "faulty.duckdb"
     from engine.cli import main
+    from engine.cluster import placement
 
-    assert main(["sweep", str(models), str(db), "--datasets", "synthetic", "--limit", "20", "--quiet",
-                 "--cluster", ray_cluster.address]) == 0
+    err = io.StringIO()
+    t0 = time.monotonic()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stderr(err):
+        mp.setattr(placement, "PLACEMENT_S", 3.0)
+        rc = main(["sweep", str(models), str(db), "--datasets", "synthetic", "--limit", "20", "--quiet",
+                   "--cluster", ray_cluster.address])
+    return rc, err.getvalue(), time.monotonic() - t0, db
+
+
+def test_a_unit_whose_server_keeps_dying_is_given_up_as_errors(faulty_run):
+    _rc, _err, _s, db = faulty_run
     (ok, errors, given_up), = _rows(db, "SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE "
                                         "status = 'error' AND error LIKE 'cluster: unit dies/synthetic lost 3 times%'), "
-                                        "count(*) FILTER (WHERE error_class = 'transient') FROM results")
+                                        "count(*) FILTER (WHERE error_class = 'transient') FROM results "
+                                        "WHERE model = 'dies'")
     assert ok + errors == 20 and errors > 0 and given_up == errors
-    assert _rows(db, "SELECT attempt, status FROM cluster_units ORDER BY attempt") == [
+    assert _rows(db, "SELECT attempt, status FROM cluster_units WHERE model = 'dies' ORDER BY attempt") == [
         (1, "lost"), (2, "lost"), (3, "given_up")]
+
+
+def test_a_model_no_node_can_place_exits_with_one_line_and_no_hang(faulty_run):
+    rc, err, seconds, db = faulty_run
+    assert rc == 3, err  # EXIT_UNREACHABLE: run it again once a node can hold it
+    why = [line for line in err.splitlines() if "place" in line]
+    assert why == ["unreachable: huge: no node could place its host within 3 s (needs gpus = 4); its remaining "
+                   "items are not asked: run the same command again"], err
+    assert seconds < 60  # the dying model's three starts, not a wait for a node that never comes
+    assert _rows(db, "SELECT count(*) FROM results WHERE model = 'huge'") == [(0,)]
+    assert _rows(db, "SELECT count(*) FROM cluster_units WHERE model = 'huge'") == [(0,)]
+
+
+@pytest.fixture(scope="module")
+def interrupted(sim, ray_cluster, baseline, tmp_path_factory) -> dict:
+    """A cluster sweep with --serve, interrupted by SIGINT (Ctrl-C) while m_worker's units run on the worker
+    node; what its live view said meanwhile (/api/live, polled) and how it ended."""
+    models, _ = baseline
+    db = tmp_path_factory.mktemp("ctrl-c") / "int.duckdb"
+    port = free_port()
+    sim.reset()
+    proc = _driver(_sweep_args(models, db, "--cluster", ray_cluster.address, "--serve", str(port)))
+    seen: list[dict] = []
+
+    def worker_running() -> bool:
+        with contextlib.suppress(OSError, ValueError):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/live", timeout=5) as r:
+                seen.append(json.loads(r.read()))
+        return bool(seen) and any(u["model"] == "m_worker" and u["status"] == "running"
+                                  for u in seen[-1].get("units", [])) and (
+            sim.stats()["by_model"].get("m_worker", 0) >= 0.2 * len(DATASETS) * LIMIT)
+
+    try:
+        _wait(worker_running, proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    asked = sim.stats()["total"]
+    time.sleep(1.0)
+    return dict(rc=proc.returncode, err=err, live=seen, db=db, args=_sweep_args(models, db, "--cluster",
+                ray_cluster.address), asked_after=sim.stats()["total"] - asked)
+
+
+def test_the_live_view_shows_what_runs_on_each_node(interrupted, ray_cluster):
+    live = interrupted["live"]
+    units = [u for snap in live for u in snap["units"]]
+    assert {u["node"] for u in units if u["model"] in ("m_worker", "m_vllm")} == {ray_cluster.worker.node_id}
+    head = {u["node"] for u in units if u["model"] == "m_head"}
+    assert head and ray_cluster.worker.node_id not in head
+    last = live[-1]
+    assert {"node", "model", "dataset", "attempt", "status"} == set(last["units"][0])
+    assert sorted(m["model"] for m in last["models"]) == ["m_head", "m_vllm", "m_worker"]
+    assert {"leaderboard", "coverage"} <= set(last["report"])  # the ordinary live page's data, as on one machine
+
+
+def test_ctrl_c_stops_the_cluster_work_and_a_rerun_completes_equal(interrupted, baseline):
+    db = interrupted["db"]
+    assert interrupted["rc"] == 130, interrupted["err"][-3000:]
+    assert interrupted["asked_after"] == 0  # no host of the run asks anything once the driver has exited
+    assert _rows(db, "SELECT outcome FROM runs") == [("interrupted",)]
+    statuses = dict(_rows(db, "SELECT status, count(*) FROM cluster_units GROUP BY 1"))
+    assert "running" not in statuses and statuses.get("interrupted", 0) > 0, statuses
+    assert not list(db.with_name(db.name + ".landing").glob("*.parquet"))  # what the units held: ingested
+    (n, dup), = _rows(db, "SELECT count(*), count(*) - count(DISTINCT (model, dataset, item_id, sample)) FROM results")
+    assert 0 < n < 3 * len(DATASETS) * LIMIT and dup == 0
+    from engine.cli import main
+
+    assert main(interrupted["args"]) == 0
+    _assert_equal(db, baseline[1])
 
 
 def committed_after_kill(sim, db: Path) -> tuple[set[tuple[str, str, str]], int]:

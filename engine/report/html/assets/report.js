@@ -259,6 +259,20 @@ function renderLive(live) {
     { label: "Items/s", value: r => r.rate, show: r => fmt(r.rate, 1) }, { label: "Errors", value: r => r.errors },
     { label: "429s", value: r => r.throttled }, { label: "Cost so far", value: r => r.cost_usd, show: r => usd(r.cost_usd) }],
     live.models);
+  if (live.units) renderUnits(live.units);
+}
+
+// A cluster sweep's units, one row per attempt: the node it ran on (Ray's id, shortened), and how it ended.
+function renderUnits(units) {
+  document.getElementById("live-units").hidden = false;
+  const running = {};
+  for (const u of units) running[u.node.slice(0, 8)] = (running[u.node.slice(0, 8)] || 0) + (u.status === "running");
+  document.getElementById("live-nodes").textContent = "(" + Object.entries(running).map(
+    ([n, k]) => `node ${n}: ${k} running`).join("; ") + ")";
+  fillTable(document.getElementById("live-units-table"), [
+    { label: "Node", text: true, value: r => r.node.slice(0, 8) }, { label: "Model", text: true, value: r => r.model },
+    { label: "Dataset", text: true, value: r => r.dataset }, { label: "Attempt", value: r => r.attempt },
+    { label: "Status", text: true, value: r => r.status }], units);
 }
 
 function renderAll(d) {
