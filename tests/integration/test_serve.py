@@ -137,3 +137,50 @@ def test_sweep_serves_a_live_view_while_it_runs(tmp_path):
     assert query(db, "SELECT count(*) FROM results") == [(12 * len(DATASETS.split(",")) * len(MODELS),)]
     with pytest.raises(OSError):  # the view ends with the sweep
         urllib.request.urlopen(url, timeout=2)
+
+
+def test_cluster_live_view_shows_each_units_node_in_the_page(tmp_path):
+    """A cluster sweep's live page (engine/sweep/live.py serves it from a thread beside the driver): the units
+    table names each unit's node, and the heading counts the units running per node."""
+    from engine.run.progress import Progress
+    from engine.sweep.live import live_view_thread
+    from store import cluster as units_table
+    from store import runs
+    from tests.engine.report.mini_db import mini_db
+
+    con = mini_db(tmp_path, {"a": [1.0, 0.0], "b": [1.0, 1.0]})
+    units_table.ensure_tables(con)
+    runs.start_run(con, "r1", command="m.toml", engine_version="x", suite="mini", suite_version="1")
+    head, worker = "aa" * 28, "bb" * 28  # Ray's node ids: 56 hex digits
+    for model, ds, node, attempt, end in (("a", "dvs", head, 1, "done"), ("a", "df1", head, 1, None),
+                                          ("b", "dvs", worker, 1, "lost"), ("b", "dvs", worker, 2, None)):
+        units_table.unit_started(con, "r1", model, ds, attempt, node)
+        if end:
+            units_table.unit_ended(con, "r1", model, ds, attempt, end)
+    progress = Progress(quiet=True)
+    progress.add("a", 4, 2)
+    progress.add("b", 4, 0)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    with live_view_thread(port, con, progress, cluster=True):
+        end = time.monotonic() + 30
+        while True:
+            try:
+                live = _get(url + "api/live")
+                break
+            except OSError:
+                assert time.monotonic() < end
+                time.sleep(0.1)
+        assert [(u["node"], u["model"], u["dataset"], u["attempt"], u["status"]) for u in live["units"]] == [
+            (head, "a", "df1", 1, "running"), (head, "a", "dvs", 1, "done"),
+            (worker, "b", "dvs", 1, "lost"), (worker, "b", "dvs", 2, "running")]
+        with loaded_page(url, wait="#live-units-table tbody tr") as page:
+            rows = [r.split("\t") for r in page.inner_text("#live-units-table tbody").splitlines()]
+            assert rows == [["aaaaaaaa", "a", "df1", "1", "running"], ["aaaaaaaa", "a", "dvs", "1", "done"],
+                            ["bbbbbbbb", "b", "dvs", "1", "lost"], ["bbbbbbbb", "b", "dvs", "2", "running"]]
+            assert page.inner_text("#live-nodes") == "(node aaaaaaaa: 1 running; node bbbbbbbb: 1 running)"
+            page.screenshot(path=str(screenshot_dir() / "live-cluster.png"))
+            assert page.errors == []
+    with pytest.raises(OSError):  # the view ends with the block
+        urllib.request.urlopen(url, timeout=2)
+    con.close()
