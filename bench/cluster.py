@@ -140,7 +140,7 @@ def scenario_rate(cl, tmp: Path, seconds: float = 30.0) -> None:
 def scenario_limiter(cl) -> None:
     import ray
 
-    from engine.cluster.limiter import LOOKAHEAD_S, RateKeeper
+    from engine.cluster.rate_keeper import LOOKAHEAD_S, RateKeeper
 
     ray.init(address=cl.address, log_to_driver=False)
     try:
