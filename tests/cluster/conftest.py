@@ -13,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,4 +87,27 @@ def local_cluster() -> Iterator[LocalCluster]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+        left = _left_behind(f"RAY_TMPDIR={tmp}")
         shutil.rmtree(tmp, ignore_errors=True)
+        assert not left, f"processes left behind by the cluster: {left}"
+
+
+def _left_behind(mark: str, wait_s: float = 10.0) -> list[str]:
+    """Processes still running, ``wait_s`` after the cluster stopped, whose environment holds ``mark`` (every
+    process the cluster started inherits it: Ray's own, the hosts, model servers, drivers); killed, and
+    named."""
+    end = time.monotonic() + wait_s
+    while True:
+        found = {}
+        for env in Path("/proc").glob("[0-9]*/environ"):
+            pid = int(env.parent.name)
+            with contextlib.suppress(OSError):
+                if pid != os.getpid() and mark.encode() in env.read_bytes().split(b"\0"):
+                    found[pid] = (env.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:120]
+        if not found or time.monotonic() > end:
+            break
+        time.sleep(0.2)
+    for pid in found:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return [f"{pid}: {cmd}" for pid, cmd in found.items()]
