@@ -103,7 +103,7 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
 
 def _sweep(args: argparse.Namespace) -> int:
     from engine.errors import EXIT_INTERRUPTED, EXIT_UNREACHABLE
-    from engine.sweep.sweep import SweepOptions, sweep
+    from engine.sweep.sweep import SweepOptions, judge_stored, sweep
 
     if args.serve is not None:  # the web server's imports cost a second: only when it serves
         from engine.report.serve import check_port
@@ -124,7 +124,7 @@ def _sweep(args: argparse.Namespace) -> int:
         # Ray is imported only here, and only by engine/cluster/: without the flag nothing changes.
         from engine.cluster.driver import sweep_on_cluster
 
-        result = sweep_on_cluster(opts, args.cluster)
+        result = sweep_on_cluster(opts, args.cluster, judge_stored)
     else:
         result = sweep(opts)
     if not args.quiet and result.db is not None:

@@ -27,6 +27,7 @@ import functools
 import time
 import uuid
 from collections import Counter, deque
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -59,22 +60,26 @@ from store.writer import insert_rows
 PROGRESS_EVERY_S = 10.0
 
 
-def sweep_on_cluster(opts: SweepOptions, address: str) -> SweepResult:
+# engine/sweep/sweep.py:judge_stored, handed in by the command line (importing the whole sweep here would
+# make the import chain from the entry files longer than the layer rule allows).
+JudgeStored = Callable[[SweepPlan, ModelsFile, duckdb.DuckDBPyConnection], SweepResult]
+
+
+def sweep_on_cluster(opts: SweepOptions, address: str, judge_stored: JudgeStored) -> SweepResult:
+    """``judge_stored``: the side lanes ([judge], [extractor]) over the stored answers, on this machine."""
     import_ray(address)  # without Ray: one line saying how to install it, before any planning
     if opts.budget_usd is not None:
         raise UserError("--budget is not available with --cluster yet: run it without --cluster")
-    return run_sweep(opts, functools.partial(_on_cluster, address=address))
+    return run_sweep(opts, functools.partial(_on_cluster, address=address, judge_stored=judge_stored))
 
 
-def _on_cluster(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnection, *, address: str) -> SweepResult:
+def _on_cluster(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnection, *, address: str,
+                judge_stored: JudgeStored) -> SweepResult:
     opts = plan.opts
     batched = [m.name for m in cfg.models if m.batch]
     if batched:
         raise UserError(f"batch = true ({', '.join(batched)}) goes through the provider's batch API and needs no "
                         "cluster: run those models without --cluster")
-    if cfg.judge is not None or cfg.extractor is not None:
-        log("note: the [judge] and [extractor] lanes do not run on the cluster; the same `sweep` without "
-            "--cluster afterwards asks no model again and judges / reads the stored answers")
     assert opts.db is not None
     landing = landing_folder(opts.db)
     landing.mkdir(exist_ok=True)
@@ -84,7 +89,15 @@ def _on_cluster(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnection
     if recovered:
         log(f"ingested {sum(recovered.values())} row(s) landed by an earlier run", quiet=opts.quiet)
     with connected(address, quiet=opts.quiet) as ray:
-        return Driver(ray, plan, cfg, con).run()
+        driver = Driver(ray, plan, cfg, con)
+        result = driver.run()
+    if (cfg.judge is not None or cfg.extractor is not None) and not result.interrupted:
+        # The side lanes need no GPU and book nothing on the cluster: they run here, over what is stored.
+        side = judge_stored(plan, driver.served, con)
+        result.rows_written += side.rows_written
+        result.interrupted = side.interrupted
+        result.unreachable = sorted({*result.unreachable, *side.unreachable})
+    return result
 
 
 class Unit(msgspec.Struct, kw_only=True):
@@ -108,6 +121,7 @@ class Driver:
         self.units_total = self.units_done = 0
         self.keepers: dict[str, Any] = {}
         self.pool = HostPool(ray, cfg, self.node_id, ModelHost)
+        self.served = cfg  # the models as their hosts serve them, once they are up
 
     # ------------------------------------------------------------------ the run
 
@@ -120,11 +134,11 @@ class Driver:
             keepers_ready(self.ray, self.keepers)  # while the hosts start
             self.pool.wait_first()
             # A model none of whose hosts could be placed has no server to say who answers: it is left out.
-            served = msgspec.structs.replace(self.cfg, models=[self._served(m) for m in self.cfg.models
-                                                               if m.name not in self.pool.gone])
-            self.stamps = stamp_run(self.con, opts=opts, cfg=served, planned=plan.planned,
+            self.served = msgspec.structs.replace(self.cfg, models=[self._served(m) for m in self.cfg.models
+                                                                    if m.name not in self.pool.gone])
+            self.stamps = stamp_run(self.con, opts=opts, cfg=self.served, planned=plan.planned,
                                     suite_version=plan.suite.version, run_id=self.run_id)
-            self._queue_units(served)
+            self._queue_units(self.served)
             record = StoredRun(self.con, self.run_id, command=str(opts.models_path), engine_version=ENGINE_VERSION,
                                suite=plan.suite.name, suite_version=plan.suite.version)
             record.start()

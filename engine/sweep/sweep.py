@@ -48,13 +48,25 @@ def _on_this_machine(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConne
                                  suite_version=plan.suite.version, planned=plan.planned)
 
 
+def judge_stored(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnection) -> SweepResult:
+    """The [judge] and [extractor] lanes over the answers the same command stored from model calls made
+    elsewhere (engine/cluster's hosts): this machine's sweep, whose model lanes ask nothing. ``cfg``: the
+    models as they were stamped (served models with their servers' URLs)."""
+    return _sweep_with_store(con, opts=plan.opts, cfg=cfg, suite_name=plan.suite.name,
+                             suite_version=plan.suite.version, planned=plan.planned, answered_elsewhere=True)
+
+
 def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: ModelsFile, suite_name: str,
-                      suite_version: str, planned: list[PlannedDataset]) -> SweepResult:
+                      suite_version: str, planned: list[PlannedDataset], answered_elsewhere: bool = False) -> SweepResult:
     names = [m.name for m in cfg.models]
     run_id = uuid.uuid4().hex[:12]
-    stamps = stamp_run(con, opts=opts, cfg=cfg, planned=planned, suite_version=suite_version, run_id=run_id)
+    # --fresh deleted the answers before they were made elsewhere: not again (the side lanes' own still go).
+    stamp_opts = msgspec.structs.replace(opts, fresh=False) if answered_elsewhere else opts
+    stamps = stamp_run(con, opts=stamp_opts, cfg=cfg, planned=planned, suite_version=suite_version, run_id=run_id)
 
     counts = resume.done_counts(con, names, {p.id: p.ids for p in planned})
+    if answered_elsewhere:  # what is not stored stays unasked here: the model lanes have no work
+        counts = {(m, p.id): p.size for m in names for p in planned}
     partial = {(m, p.id): resume.done_keys(con, m, p.id)
                for m in names for p in planned if 0 < counts.get((m, p.id), 0) < p.size}
     progress = Progress(quiet=opts.quiet)
