@@ -18,6 +18,9 @@ starts on its node, and what it reports fills the model as on one machine); then
   resources) or whose endpoint its breaker gave up is left unasked, and the sweep exits 3.
 
 Ctrl-C cancels the units in flight (each lands what it holds), ingests, and leaves a consistent database.
+Once the units are done, a [judge] or [extractor] runs on this machine over the stored answers
+(engine/sweep/sweep.py:judge_stored). `--serve` shows the loop's progress and each unit's node
+(engine/sweep/live.py).
 """
 
 from __future__ import annotations

@@ -139,12 +139,12 @@ class HostPool:
         return +out
 
     def stop_all(self) -> None:
-        for hosts in self.ready.values():
-            for host in hosts:
-                with contextlib.suppress(Exception):
-                    self.ray.get(host.actor.stop.remote(), timeout=30)
-                with contextlib.suppress(Exception):
-                    self.ray.kill(host.actor)
+        hosts = [h for hs in self.ready.values() for h in hs]
+        with contextlib.suppress(Exception):  # every server stops at once; a lost host is only killed
+            self.ray.wait([h.actor.stop.remote() for h in hosts], num_returns=len(hosts), timeout=30)
+        for host in hosts:
+            with contextlib.suppress(Exception):
+                self.ray.kill(host.actor)
         for _name, actor, _ in self.starting.values():
             with contextlib.suppress(Exception):
                 self.ray.kill(actor)
