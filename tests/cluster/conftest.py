@@ -30,7 +30,10 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 # Logical CPUs and GPU: nothing checks they are real. Two CPUs a node let its raylet start two worker
 # processes at once (it starts at most min(cores, CPUs) at a time): a sweep's hosts come up in parallel.
-WORKER = dict(num_cpus=2, num_gpus=1, resources={"worker": 1})
+# No log monitor (its worker logs would go to drivers that run --quiet) and, on the head, no autoscaler
+# monitor (nothing scales here): two Python processes a node less, each polling all along.
+LEAN = dict(include_log_monitor=False)
+WORKER = dict(num_cpus=2, num_gpus=1, resources={"worker": 1}, **LEAN)
 # A lost node is declared dead after about 1 s instead of Ray's 15 s (5 missed checks 3 s apart): the loss
 # test waits for it, and on loopback a check never misses by accident.
 FAST_DEATH = {"health_check_period_ms": 500, "health_check_timeout_ms": 500, "health_check_failure_threshold": 2}
@@ -71,8 +74,9 @@ def local_cluster() -> Iterator[LocalCluster]:
     os.environ["RAY_TMPDIR"] = str(tmp)
     os.environ["PATH"] = f"{tmp / 'bin'}{os.pathsep}{os.environ['PATH']}"
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), saved["PYTHONPATH"]]))
-    cluster = Cluster(initialize_head=True, head_node_args=dict(num_cpus=2, include_dashboard=False,
-                                                                temp_dir=str(tmp / "ray"), _system_config=FAST_DEATH))
+    cluster = Cluster(initialize_head=True, head_node_args=dict(num_cpus=2, include_dashboard=False, no_monitor=True,
+                                                                temp_dir=str(tmp / "ray"), _system_config=FAST_DEATH,
+                                                                **LEAN))
     try:
         worker = cluster.add_node(**WORKER)
         cluster.wait_for_nodes()
