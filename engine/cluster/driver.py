@@ -5,8 +5,8 @@ Order of a run: the database and plan as on one machine (engine/sweep/sweep.py:r
 killed driver left landed are ingested first (store/cluster.py, each once); Ray is joined; one rate keeper
 per account or model with limits (engine/cluster/limiter.py) and the hosts of every model replica are
 started (engine/cluster/placement.py keeps them; engine/cluster/host.py is one: a served model's server
-starts on its node, and what it reports fills the model as on one machine); then stamps and identities are checked before any call
-(engine/sweep/sweep.py:stamp_run), the units are queued, and the loop runs:
+starts on its node, and what it reports fills the model as on one machine); then stamps and identities
+are checked before any call (engine/sweep/sweep.py:stamp_run), the units are queued, and the loop runs:
 
 - hand a host of the unit's model its next unit while it runs fewer than UNITS_PER_HOST (the hosts pull,
   so replicas balance themselves); what is stored is read again at each hand-out, so a unit's next
@@ -14,8 +14,8 @@ starts on its node, and what it reports fills the model as on one machine); then
 - ingest the landed files every POLL_S (rows, and the file's name, in one transaction);
 - a unit whose host died (its node lost, its server exited) is recorded `lost`, the host replaced and
   the unit queued again, up to MAX_ATTEMPTS; then its pending items are stored as errors (a rerun retries
-  them): never a hang. A model whose hosts cannot be placed within placement.PLACEMENT_S (no node has its GPUs or
-  resources) or whose endpoint its breaker gave up is left unasked, and the sweep exits 3.
+  them): never a hang. A model whose hosts cannot be placed within placement.PLACEMENT_S (no node has its
+  GPUs or resources) or whose endpoint its breaker gave up is left unasked, and the sweep exits 3.
 
 Ctrl-C cancels the units in flight (each lands what it holds), ingests, and leaves a consistent database.
 Once the units are done, a [judge] or [extractor] runs on this machine over the stored answers

@@ -99,8 +99,8 @@ class HostPool:
             return
         if facts.engine_version != ENGINE_VERSION:
             self.ray.kill(actor)
-            raise UserError(f"node {facts.node_id[:8]} runs engine {facts.engine_version}, the driver {ENGINE_VERSION}: "
-                            "install the same version on every node")
+            raise UserError(f"node {facts.node_id[:8]} runs engine {facts.engine_version}, the driver "
+                            f"{ENGINE_VERSION}: install the same version on every node")
         self.ready[name].append(Host(actor=actor, facts=facts))
 
     def check_deadlines(self) -> None:
@@ -111,8 +111,9 @@ class HostPool:
                 self.ray.kill(actor)
                 if not self.ready[name]:
                     m = self.models[name]
-                    needs = ", ".join([*([f"gpus = {m.gpus}"] if m.gpus else []),
-                                       *([f"ray_resources = {m.ray_resources}"] if m.ray_resources else [])]) or "a node"
+                    asks = [*([f"gpus = {m.gpus}"] if m.gpus else []),
+                            *([f"ray_resources = {m.ray_resources}"] if m.ray_resources else [])]
+                    needs = ", ".join(asks) or "a node"
                     self.give_up(name, f"no node could place its host within {PLACEMENT_S:g} s (needs {needs})")
 
     def replace(self, host: Host, name: str) -> None:

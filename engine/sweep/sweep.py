@@ -57,7 +57,8 @@ def judge_stored(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnectio
 
 
 def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: ModelsFile, suite_name: str,
-                      suite_version: str, planned: list[PlannedDataset], answered_elsewhere: bool = False) -> SweepResult:
+                      suite_version: str, planned: list[PlannedDataset],
+                      answered_elsewhere: bool = False) -> SweepResult:
     names = [m.name for m in cfg.models]
     run_id = uuid.uuid4().hex[:12]
     # --fresh deleted the answers before they were made elsewhere: not again (the side lanes' own still go).
