@@ -49,7 +49,7 @@ from engine.lanes.work import PlannedDataset, pending_work
 from engine.run.context import StoredRun
 from engine.run.generation import prompt_budgets
 from engine.run.progress import Progress, log
-from engine.run.signals import signalled
+from engine.run.signals import signalled, signals_remembered
 from engine.sweep.live import live_view_thread
 from engine.sweep.plan import SweepOptions, SweepPlan
 from engine.sweep.prepare import SweepResult, run_sweep, stamp_run
@@ -91,7 +91,7 @@ def _on_cluster(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnection
     recovered = units_table.ingest_landed(con, landing)  # what a killed driver left: ingested once
     if recovered:
         log(f"ingested {sum(recovered.values())} row(s) landed by an earlier run", quiet=opts.quiet)
-    with connected(address, quiet=opts.quiet) as ray:
+    with connected(address, quiet=opts.quiet) as ray, signals_remembered():
         driver = Driver(ray, plan, cfg, con)
         result = driver.run()
     if (cfg.judge is not None or cfg.extractor is not None) and not result.interrupted:

@@ -3,7 +3,10 @@ installed first thing, before the imports that take most of start-up."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import threading
+from collections.abc import Iterator
 from types import FrameType
 
 _signalled = False
@@ -38,3 +41,24 @@ def catch_start_up_signals() -> None:
 
 def signalled() -> bool:
     return _signalled
+
+
+def _remember(signum: int, frame: FrameType | None) -> None:
+    global _signalled
+    _signalled = True
+
+
+@contextlib.contextmanager
+def signals_remembered() -> Iterator[None]:
+    """Inside the block SIGINT / SIGTERM only set `signalled()`, for a loop that looks between its steps
+    (engine/cluster's driver): raised in the middle of a DuckDB statement, KeyboardInterrupt becomes an
+    error ('Query interrupted'), and the run would end `failed` with its units still running."""
+    if threading.current_thread() is not threading.main_thread():  # handlers belong to the main thread
+        yield
+        return
+    previous = {s: signal.signal(s, _remember) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
