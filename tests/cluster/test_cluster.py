@@ -387,25 +387,30 @@ def _fingerprints(datasets: tuple[str, ...], limit: int) -> dict[tuple[str, str,
 
 
 
-def test_one_command_gives_a_judged_result(ray_cluster, tmp_path):
-    """[judge] with --cluster: the answers are made on the cluster, then the driver runs this machine's judge
-    lane over the stored answers (the same side lane as without --cluster), each judged once."""
-    if not (DATA_DIR / "lcsts").is_dir():
-        pytest.skip(f"real data for lcsts not found under {DATA_DIR}")
-    answer = "Summary: 新线路下月开通，市民出行更方便。"
-    with SimServerProcess(mode=f"fixed:{answer}", profiles={"judge-sim": {"mode": "judge"}}) as s:
+def test_one_command_gives_a_judged_and_read_result(ray_cluster, tmp_path):
+    """[judge] and [extractor] with --cluster: the answers are made on the cluster, then the driver runs this
+    machine's side lanes over the stored answers (the same as without --cluster): every summary judged once,
+    every choice answer the rules cannot read read once by the extractor model."""
+    if not all((DATA_DIR / d).is_dir() for d in ("lcsts", "copa")):
+        pytest.skip(f"real data for lcsts and copa not found under {DATA_DIR}")
+    answer = "Summary: 新线路下月开通，市民出行更方便。"  # no option letter: COPA's rules cannot read it
+    profiles = {"judge-sim": {"mode": "judge"}, "ex-sim": {"mode": "fixed:B"}}
+    with SimServerProcess(mode=f"fixed:{answer}", profiles=profiles) as s:
         models = tmp_path / "models.toml"
         models.write_text(f'[[models]]\nname = "m1"\nprovider = "openai"\nbase_url = "{s.base_url}"\nmodel = "m1"\n'
                           f'max_tokens = 64\n\n[judge]\nname = "sim-judge"\nprovider = "openai"\n'
-                          f'base_url = "{s.base_url}"\nmodel = "judge-sim"\n')
+                          f'base_url = "{s.base_url}"\nmodel = "judge-sim"\n\n[extractor]\nname = "ex"\n'
+                          f'provider = "openai"\nbase_url = "{s.base_url}"\nmodel = "ex-sim"\n')
         db = tmp_path / "judged.duckdb"
         from engine.cli import main
 
-        assert main(["sweep", str(models), str(db), "--datasets", "lcsts", "--limit", "6", "--data-dir",
+        assert main(["sweep", str(models), str(db), "--datasets", "lcsts,copa", "--limit", "6", "--data-dir",
                      str(DATA_DIR), "--quiet", "--cluster", ray_cluster.address]) == 0
-        assert s.stats()["by_model"] == {"m1": 6, "judge-sim": 6}  # every answer judged once
-    assert _rows(db, "SELECT count(*), count(*) FILTER (WHERE status = 'ok') FROM results") == [(6, 6)]
+        assert s.stats()["by_model"] == {"m1": 12, "judge-sim": 6, "ex-sim": 6}  # each answer judged / read once
+    assert _rows(db, "SELECT count(*), count(*) FILTER (WHERE status = 'ok') FROM results") == [(12, 12)]
     assert _rows(db, "SELECT judge, status, count(*) FROM judgements GROUP BY ALL") == [("sim-judge", "ok", 6)]
-    assert _rows(db, "SELECT status FROM cluster_units") == [("done",)]
+    assert _rows(db, "SELECT prediction, extracted_by, count(*) FROM results WHERE dataset = 'copa' GROUP BY ALL"
+                 ) == [('"B"', "model", 6)]  # the extractor's readings applied to the stored answers
+    assert _rows(db, "SELECT status FROM cluster_units ORDER BY dataset") == [("done",), ("done",)]
     (score,), = _rows(db, "SELECT score FROM method_scores WHERE dataset = 'lcsts' AND method = 'judge_score'")
     assert score is not None  # the judge method scores, as on one machine
