@@ -12,7 +12,6 @@ server is the stand-in `vllm` executable (tests/cluster/fake_vllm.py) that its h
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import signal
@@ -281,16 +280,12 @@ def faulty_run(ray_cluster, tmp_path_factory) -> tuple[int, str, float, Path]:
                       'gpus = 1\nserve_args = ["--die-after", "3"]\n\n'
                       '[[models]]\nname = "huge"\nprovider = "vllm"\nmodel = "stand-in/huge"\ngpus = 4\n')
     db = tmp / "faulty.duckdb"
-    from engine.cli import main
-    from engine.cluster import placement
-
-    err = io.StringIO()
     t0 = time.monotonic()
-    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stderr(err):
-        mp.setattr(placement, "PLACEMENT_S", 3.0)
-        rc = main(["sweep", str(models), str(db), "--datasets", "synthetic", "--limit", "20", "--quiet",
-                   "--cluster", ray_cluster.address])
-    return rc, err.getvalue(), time.monotonic() - t0, db
+    # A process of its own, under a timeout: a hang fails the test instead of stopping the suite.
+    r = subprocess.run([sys.executable, "-m", "engine", "sweep", str(models), str(db), "--datasets", "synthetic",
+                        "--limit", "20", "--quiet", "--cluster", ray_cluster.address], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120, env={**os.environ, "ENGINE_CLUSTER_PLACEMENT_S": "3"})
+    return r.returncode, r.stderr, time.monotonic() - t0, db
 
 
 def test_a_unit_whose_server_keeps_dying_is_given_up_as_errors(faulty_run):
