@@ -46,6 +46,11 @@ class LocalCluster:
     address: str
     bin: Path
 
+    @property
+    def processes(self) -> dict[int, str]:
+        """pid -> command line of every process the cluster started (they inherit its RAY_TMPDIR)."""
+        return processes_with(f"RAY_TMPDIR={self.bin.parent}")
+
     def kill_worker(self) -> None:
         """The worker node dies (its raylet and every process on it); a replacement joins, as an autoscaler
         or KubeRay would bring one."""
@@ -102,16 +107,22 @@ def _left_behind(mark: str, wait_s: float = 10.0) -> list[str]:
     named."""
     end = time.monotonic() + wait_s
     while True:
-        found = {}
-        for env in Path("/proc").glob("[0-9]*/environ"):
-            pid = int(env.parent.name)
-            with contextlib.suppress(OSError):
-                if pid != os.getpid() and mark.encode() in env.read_bytes().split(b"\0"):
-                    found[pid] = (env.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:120]
+        found = processes_with(mark)
         if not found or time.monotonic() > end:
             break
         time.sleep(0.2)
     for pid in found:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-    return [f"{pid}: {cmd}" for pid, cmd in found.items()]
+    return [f"{pid}: {cmd[:120]}" for pid, cmd in found.items()]
+
+
+def processes_with(mark: str) -> dict[int, str]:
+    """pid -> command line of the processes (but this one) whose environment holds ``mark`` (NAME=value)."""
+    found = {}
+    for env in Path("/proc").glob("[0-9]*/environ"):
+        pid = int(env.parent.name)
+        with contextlib.suppress(OSError):  # not ours to read, or ended meanwhile
+            if pid != os.getpid() and mark.encode() in env.read_bytes().split(b"\0"):
+                found[pid] = (env.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    return found
