@@ -21,8 +21,8 @@ def dataset_weights(suite: Suite, present: Collection[str] | None = None) -> Wei
     """w_d with raw_total = sum w_d x score_d when the datasets `present` (default: all) have scores."""
     have = set(suite.datasets if present is None else present)
     table: dict[str, dict[str, float]] = {}
-    for row in suite.difficulty:
-        table.setdefault(row.levels, {})[row.level] = row.weight
+    for lw in suite.difficulty:
+        table.setdefault(lw.levels, {})[lw.level] = lw.weight
     abilities = []
     for a in suite.abilities:
         if a.id == suite.gate or a.weight is None:

@@ -105,6 +105,6 @@ def allocate(asked: Mapping[str, int], sizes: Mapping[str, int], weights: Mappin
     return {d: sizes[d] - room[d] + add[d] for d in sizes}
 
 
-def round_budget(sizes: Mapping[str, int], share: float = ROUND_SHARE) -> int:
-    """Items a round asks: `share` of all planned, at least one per dataset."""
-    return max(len(sizes), math.ceil(share * sum(sizes.values())))
+def round_budget(sizes: Mapping[str, int], share: float | None = None) -> int:
+    """Items a round asks: `share` (default ROUND_SHARE) of all planned, at least one per dataset."""
+    return max(len(sizes), math.ceil((ROUND_SHARE if share is None else share) * sum(sizes.values())))
