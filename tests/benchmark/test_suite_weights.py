@@ -5,64 +5,35 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmark.suite import load_suite
+from benchmark.suite import load_suite, parse_suite
 from benchmark.suite_weights import dataset_weights
 from tests.store.test_views_support import flat_suite, load_toml, make_db, metric, scored
 
-TWO_LEVELS = """
-[suite]
-name = "w"
-[scoring]
-gate = "g"
-tau = 50
-[[ability]]
-id = "a"
-weight = 3
-[[ability.sub_ability]]
-id = "s"
-[[ability.sub_ability.task]]
-id = "t1"
-level = "L"
-datasets = ["d1", { id = "d2", weight = 3 }]
-[[ability.sub_ability.task]]
-id = "t2"
-level = "M"
-datasets = ["d3"]
-[[ability]]
-id = "b"
-[[ability.sub_ability]]
-id = "sb"
-[[ability.sub_ability.task]]
-id = "tb"
-level = "H"
-datasets = ["d4"]
-[[ability]]
-id = "g"
-[[ability.sub_ability]]
-id = "sg"
-[[ability.sub_ability.task]]
-id = "tg"
-level = "L"
-datasets = ["dg"]
-[datasets]
-d1 = "1"
-d2 = "2"
-d3 = "3"
-d4 = "4"
-dg = "g"
-"""
+def task(tid: str, level: str, datasets: list) -> dict:
+    return {"id": tid, "level": level, "datasets": datasets}
 
 
-def test_hand_computed_weights_with_the_gate_at_zero(tmp_path):
-    p = tmp_path / "w.toml"
-    p.write_text(TWO_LEVELS)
-    w = dataset_weights(load_suite(str(p)))
+# Ability a (weight 3): an L task (d1, d2 at weight 3) and an M task; ability b: one H task; g is the gate.
+TWO_LEVELS = parse_suite({
+    "suite": {"name": "w"}, "scoring": {"gate": "g", "tau": 50},
+    "ability": [
+        {"id": "a", "weight": 3, "sub_ability": [{"id": "s", "task": [
+            task("t1", "L", ["d1", {"id": "d2", "weight": 3}]), task("t2", "M", ["d3"])]}]},
+        {"id": "b", "sub_ability": [{"id": "sb", "task": [task("tb", "H", ["d4"])]}]},
+        {"id": "g", "sub_ability": [{"id": "sg", "task": [task("tg", "L", ["dg"])]}]},
+    ],
+    "datasets": {d: d for d in ("d1", "d2", "d3", "d4", "dg")},
+})
+
+
+def test_hand_computed_weights_with_the_gate_at_zero():
+    w = dataset_weights(TWO_LEVELS)
     # a: 3/4 of the total; within it L 0.4 and M 0.6 (the "LM" row); d1:d2 = 1:3 inside t1
     assert w == pytest.approx({"d1": 0.75 * 0.4 / 4, "d2": 0.75 * 0.4 * 3 / 4, "d3": 0.75 * 0.6, "d4": 0.25,
                                "dg": 0.0})
     assert sum(w.values()) == pytest.approx(1)
     # d3 missing: the "L" row alone, and t1 carries all of ability a
-    assert dataset_weights(load_suite(str(p)), present={"d1", "d2", "d4"}) == pytest.approx(
+    assert dataset_weights(TWO_LEVELS, present={"d1", "d2", "d4"}) == pytest.approx(
         {"d1": 0.75 / 4, "d2": 0.75 * 3 / 4, "d3": 0.0, "d4": 0.25, "dg": 0.0})
 
 

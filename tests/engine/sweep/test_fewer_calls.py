@@ -14,7 +14,7 @@ import pytest
 
 from benchmark import registry
 from benchmark.dataset import Item, Message, Scored
-from benchmark.sampling import seeded_sample
+from benchmark.sampling import DEFAULT_SEED, seeded_sample
 from engine.cli import main
 from engine.sweep.sweep import SweepOptions, sweep
 from simulator.server import SimServerProcess
@@ -24,26 +24,10 @@ from store.writer import insert_rows
 from tests.engine.fakes import FakeDataset
 from tests.integration.helpers import query
 from tests.store.helpers import row
+from tests.store.test_views_support import flat_suite
 
 ITEMS = 40
-SUITE = """
-[suite]
-name = "few"
-version = "1"
-sample_size = 40
-seed = 7
-[[ability]]
-id = "a"
-[[ability.sub_ability]]
-id = "s"
-[[ability.sub_ability.task]]
-id = "t"
-level = "L"
-datasets = ["few_a", "few_b"]
-[datasets]
-few_a = "A"
-few_b = "B"
-"""
+SUITE = flat_suite({"a": (None, ["few_a", "few_b"])}, name="few")  # the default seed, sample 300: all 40
 
 
 def difficulty(item_id: str) -> int:
@@ -85,7 +69,7 @@ def opts(tmp_path: Path, models: Path, **kw) -> SweepOptions:
 
 
 def order(ds: str) -> list[str]:
-    return [i for i, _ in seeded_sample(Level(ds).records(None), ds, ITEMS, 7)]
+    return [i for i, _ in seeded_sample(Level(ds).records(None), ds, ITEMS, DEFAULT_SEED)]
 
 
 def asked(db: Path, ds: str) -> set[str]:
