@@ -141,3 +141,10 @@ def test_bad_combinations_exit_2_with_one_line(tmp_path, capsys, flags, says):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {says}"), err
     assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_a_fraction_rounds_up_but_not_past_float_noise():
+    from engine.sweep.plan import share_of
+
+    assert share_of(300, 0.1) == 30  # 0.1 x 300 is 30.000000000000004 in floating point
+    assert (share_of(7, 0.1), share_of(5, 1.0), share_of(3, 0.5)) == (1, 5, 2)
