@@ -76,8 +76,8 @@ def in_rounds(con: duckdb.DuckDBPyConnection, plan: SweepPlan, cfg: ModelsFile,
         if not asking:
             break
         rounds += 1
-        log(f"round {rounds}: {', '.join(f'{m} asks {sum(k.values()):,} of {total:,} items' for m, k in asking.items())}",
-            quiet=opts.quiet)
+        each = ", ".join(f"{m} asks {sum(k.values()):,} of {total:,} items" for m, k in asking.items())
+        log(f"round {rounds}: {each}", quiet=opts.quiet)
         step_opts = msgspec.structs.replace(opts, fresh=opts.fresh and rounds == 1,
                                             budget_usd=None if opts.budget_usd is None else opts.budget_usd - spent)
         step_cfg = msgspec.structs.replace(cfg, models=[m for m in cfg.models if m.name in asking])
@@ -143,6 +143,7 @@ def rank_text(s: Standing | None) -> str:
 
 
 def describe(s: Standing | None, asked: int, total: int) -> str:
-    overall = f" (overall {s.estimate:.1f}, 95% {s.ci_low:.1f}-{s.ci_high:.1f})" if s and s.estimate == s.estimate else ""
+    known = s is not None and s.estimate == s.estimate  # NaN: a dataset not answered yet
+    overall = f" (overall {s.estimate:.1f}, 95% {s.ci_low:.1f}-{s.ci_high:.1f})" if s and known else ""
     return (f"{rank_text(s)}{overall} after {asked:,} of {total:,} items, "
             f"{total - asked:,} calls saved ({(total - asked) / total:.0%})")
