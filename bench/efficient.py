@@ -110,13 +110,15 @@ def replay(data, fraction: float, folds: int, cut: int, seed: int) -> dict[str, 
 
 
 def replay_until_stable(data, folds: int, cut: int, seed: int, share: float | None = None, width: int = 1,
-                        replayed: int | None = None, share_cap: float = 0.3) -> dict[str, float]:
+                        replayed: int | None = None, share_cap: float = 0.3, level: float = 0.95
+                        ) -> dict[str, float]:
     """Every model in turn new, asked in rounds as `sweep --until-stable` asks (store/stopping.py).
 
     Its answers are the matrix's; it ranks among the other folds' models, whose overall is their
     full-matrix score (equal dataset weights). Estimated from what it answered with store/estimator.py,
     the item models fitted and the blend chosen once per fold (the sweep refits when rows change).
-    `width`: the rank range that stops it (the sweep's: 1); `replayed`: only this many models (seeded);
+    `width`: the rank range that stops it (the sweep's: 1), `level` its interval's (the sweep's: 0.95);
+    `replayed`: only this many models (seeded);
     `at_share`: the share within one rank had every model stopped at `share_cap` of the items."""
     rng = random.Random(seed)
     dsets, models, items, order = matrix(data, cut, seed, rng)
@@ -147,7 +149,7 @@ def replay_until_stable(data, folds: int, cut: int, seed: int, share: float | No
                 est = estimate_model(answers, pops, blend, exclude=m) if answers else {}
                 parts = {d: est.get(d) or Estimate(truth[m][d], truth[m][d], truth[m][d], sizes[d], sizes[d],
                                                    "complete") for d in answers}
-                where = standing(parts, weights, others)
+                where = standing(parts, weights, others, level)
                 if capped is None and sum(reach.values()) >= share_cap * sum(sizes.values()):
                     capped = abs(where.rank - full) <= 1
                 if settled(where, width) or reach == sizes:
@@ -191,6 +193,7 @@ def main() -> None:
                     help="replay the stopping rule of sweep --until-stable instead of fixed fractions")
     ap.add_argument("--round-share", type=float, help="share of all items a round asks (default: the sweep's)")
     ap.add_argument("--width", type=int, default=1, help="rank range (places) that stops a model (the sweep's: 1)")
+    ap.add_argument("--level", type=float, default=0.95, help="the stopping interval's level (the sweep's: 0.95)")
     ap.add_argument("--replay", type=int, metavar="N", help="replay only N seeded models of each matrix (default: all)")
     a = ap.parse_args()
     if not a.data:
@@ -202,7 +205,7 @@ def main() -> None:
             print("  models  items asked  within one rank  exact rank  stopped early  rounds (median)  "
                   "within one at 30%  seconds")
             for s in range(a.seeds):
-                r = replay_until_stable(data, a.folds, a.cut, s, a.round_share, a.width, a.replay)
+                r = replay_until_stable(data, a.folds, a.cut, s, a.round_share, a.width, a.replay, level=a.level)
                 print(f"  {r['models']:6.0f}  {r['asked']:11.1%}  {r['within']:15.1%}  {r['exact']:10.1%}  "
                       f"{r['early']:13.1%}  {r['rounds']:15.0f}  {r['at_share']:17.1%}  {r['seconds']:7.1f}",
                       flush=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from statistics import NormalDist
 
 import msgspec
 
@@ -27,7 +28,7 @@ MIN_SPREAD, MAX_SPREAD = 0.05, 0.5  # an item score's standard deviation (0-1 sc
 
 
 class Standing(msgspec.Struct, frozen=True):
-    """A model's overall score (0-100) with its 95 % interval, and the ranks that interval allows."""
+    """A model's overall score (0-100) with its interval (95 % unless asked), and the ranks that interval allows."""
 
     estimate: float
     ci_low: float
@@ -42,8 +43,9 @@ class Standing(msgspec.Struct, frozen=True):
         return self.rank_high - self.rank_low
 
 
-def standing(parts: Mapping[str, Estimate], weights: Mapping[str, float], others: Sequence[float]) -> Standing:
-    """The overall from per-dataset scores with intervals (a complete dataset: a zero-width one).
+def standing(parts: Mapping[str, Estimate], weights: Mapping[str, float], others: Sequence[float],
+             level: float = 0.95) -> Standing:
+    """The overall from per-dataset 95 % intervals (a complete dataset: zero width), its interval at `level`.
 
     A dataset of positive weight without a part leaves the overall unknown: every rank is possible."""
     places = len(others) + 1
@@ -53,7 +55,7 @@ def standing(parts: Mapping[str, Estimate], weights: Mapping[str, float], others
     total = sum(w.values())
     est = sum(x * parts[d].estimate for d, x in w.items()) / total
     var = sum((x * (parts[d].ci_high - parts[d].ci_low) / (2 * Z95)) ** 2 for d, x in w.items()) / total ** 2
-    half = Z95 * math.sqrt(var)
+    half = NormalDist().inv_cdf((1 + level) / 2) * math.sqrt(var)
     lo, hi = est - half, est + half
     return Standing(est, lo, hi, rank_of(est, others), rank_of(hi, others), rank_of(lo, others), places)
 
