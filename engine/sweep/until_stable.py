@@ -55,15 +55,17 @@ def in_rounds(con: duckdb.DuckDBPyConnection, plan: SweepPlan, cfg: ModelsFile,
     result = SweepResult(rows_written=0, interrupted=False, errors=0)
     spent = 0.0
     rounds = 0
+    finished: set[str] = set()  # settled or every item asked: not estimated again
     while True:
         others = other_totals(con, suite.name, suite.version, names)
         asking: dict[str, dict[str, int]] = {}
         notes: dict[str, str] = {}
-        for m in names:
+        for m in (m for m in names if m not in finished):
             where, est = model_standing(con, m, suite.name, suite.version, weights, others, sizes) \
                 if any(reach[m].values()) else (None, {})
             asked = sum(reach[m].values())
             if where is not None and settled(where) or asked >= total:
+                finished.add(m)
                 if rounds or where is not None:
                     log(f"{m}: {describe(where, asked, total)}: {'settled' if asked < total else 'every item asked'}",
                         quiet=opts.quiet)

@@ -56,7 +56,7 @@ def setup(tmp_path, monkeypatch):
     for d in ("few_a", "few_b"):
         monkeypatch.setitem(registry._DATASETS, d, Level(d))
     (tmp_path / "few.toml").write_text(SUITE)
-    with SimServerProcess(profiles={"new": {"mode": "fixed:60"}}) as sim:
+    with SimServerProcess(profiles={"new": {"mode": "fixed:60"}, "top": {"mode": "fixed:100"}}) as sim:
         models = tmp_path / "models.toml"
         models.write_text(f'[[models]]\nname = "new"\nprovider = "openai"\nbase_url = "{sim.base_url}"\n'
                           f'model = "new"\nmax_concurrency = 4\nmax_tokens = 8\n')
@@ -112,6 +112,19 @@ def test_until_stable_stops_once_the_rank_is_settled_and_a_rerun_asks_nothing(se
     sim.reset()
     assert not sweep(opts(tmp, models, until_stable=True)).interrupted
     assert sim.stats()["by_model"] == {}  # settled by what is stored: the rerun asks nothing
+
+
+def test_until_stable_rounds_stop_each_model_on_its_own(setup):
+    sim, models, tmp = setup
+    models.write_text(models.read_text() + models.read_text().replace('"new"', '"top"'))
+    store_others(tmp / "r.duckdb", [20, 45, 50, 75, 80, 90])
+    assert not sweep(opts(tmp, models, until_stable=True)).interrupted
+    calls = sim.stats()["by_model"]
+    assert calls["top"] < calls["new"] < 2 * ITEMS  # each stopped before the end, at its own round
+    runs = dict(query(tmp / "r.duckdb", "SELECT model, count(DISTINCT run_id) FROM results GROUP BY model"))
+    # "top" (right on everything, above every stored model) is settled at rank 1-2 after one round;
+    # the later rounds asked only "new"
+    assert runs["top"] == 1 < runs["new"] == query(tmp / "r.duckdb", "SELECT count(*) FROM runs")[0][0]
 
 
 def test_until_stable_asks_everything_when_the_range_never_narrows(setup, monkeypatch):
