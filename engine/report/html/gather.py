@@ -15,6 +15,7 @@ import duckdb
 import orjson
 
 from engine.report.baselines import chance_by_dataset
+from engine.report.table import ESTIMATED_NOTE
 from engine.report.html.figures import figures
 from engine.version import ENGINE_VERSION
 from store.query import single
@@ -60,6 +61,9 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
         r["abilities"] = {a["id"]: scores["ability"].get(r["model"], {}).get(a["id"], [None])[0] for a in abilities}
         r.pop("suite", None), r.pop("version", None)
     models = model_rows(con)
+    notes = constraint_notes(con, {r["model"] for r in board})
+    if any(r.get("estimated") for r in board):
+        notes.append(ESTIMATED_NOTE + "; the intervals, rank ranges and P(veto) include their uncertainty")
     data = {
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "suite": meta,
@@ -74,21 +78,34 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
                            "cost_per_item_usd FROM model_costs ORDER BY model")
         if relation_exists(con, "model_costs") else [],
         "manifest": manifest(con, suite, models),
-        "notes": constraint_notes(con, {r["model"] for r in board}),
+        "notes": notes,
+        "estimates": estimates(con),
     }
     data["figures"] = figures(data, models) if with_figures else []
     return data
 
 
 def node_scores(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> dict[str, dict[str, dict[str, list]]]:
-    """level -> model -> node -> [score, coverage, ci_low, ci_high] (bounds None: attach_bounds fills them)."""
+    """level -> model -> node -> [score, coverage, ci_low, ci_high] (bounds None: attach_bounds fills them),
+    and a fifth element true where an estimate from part of a dataset's items went into the score."""
     out: dict[str, dict[str, dict[str, list]]] = {}
     for level, (view, col) in SCORE_VIEWS.items():
         per: dict[str, dict[str, list]] = {}
-        for r in rows(con, f"SELECT model, {col} AS node, score, coverage FROM {view} WHERE suite = ? AND version = ?",
+        for r in rows(con, f"SELECT * EXCLUDE ({col}), {col} AS node FROM {view} WHERE suite = ? AND version = ?",
                       suite):
-            per.setdefault(r["model"], {})[r["node"]] = [r["score"], r["coverage"], None, None]
+            cell = [r["score"], r["coverage"], None, None] + ([True] if r.get("estimated") else [])
+            per.setdefault(r["model"], {})[r["node"]] = cell
         out[level] = per
+    return out
+
+
+def estimates(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, dict]]:
+    """model -> dataset -> {n, n_total, method} of the fresh estimates (store/estimates.sql), for the tree."""
+    if not relation_exists(con, "dataset_estimates"):
+        return {}
+    out: dict[str, dict[str, dict]] = {}
+    for r in rows(con, "SELECT model, dataset, n, n_total, method FROM dataset_estimates ORDER BY ALL"):
+        out.setdefault(r.pop("model"), {})[r.pop("dataset")] = r
     return out
 
 
