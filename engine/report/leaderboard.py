@@ -27,6 +27,7 @@ from engine.report import unparsed_notes
 from engine.report.outfile import check_target
 from engine.report.terminal import one_line
 from store.db import connect
+from store.query import single
 from store.bootstrap import compute_intervals
 from store.snapshot import open_for_reading
 from store.suite_tables import open_suite
@@ -286,8 +287,8 @@ def _dataset_detail(d: dict, weight: float, chance: float | None = None, est: di
 
 def _estimates(con: duckdb.DuckDBPyConnection, model: str) -> dict[str, dict]:
     """dataset -> the model's fresh estimate (store/estimates.sql); empty in a file made before them."""
-    if not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'dataset_estimates'"
-                       ).fetchone()[0]:
+    if not single(con.execute("SELECT count(*) FROM information_schema.tables "
+                              "WHERE table_name = 'dataset_estimates'").fetchone()):
         return {}
     return {r["dataset"]: r for r in _rows(con, "SELECT * FROM dataset_estimates WHERE model = ?", (model,))}
 

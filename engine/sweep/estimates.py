@@ -6,8 +6,9 @@ For every (model, dataset) where the model answered a subset of the items: the m
 estimate on the dataset's 0-100 scale, its 95 % interval, n, n_total and the method
 (store/estimator.py, docs/estimates.md). Not `sweep --estimate`, the cost estimate
 (engine/sweep/cost.py). The estimates and the item models are stored (tables `estimates`,
-`item_fits`, view `dataset_estimates`); while a sweep holds the database they are computed
-from its read-only copy and not stored.
+`item_fits`, view `dataset_estimates`), and the file's bootstrap bounds, if it has any, are
+recomputed with them (dataset_scores uses them); while a sweep holds the database they are
+computed from its read-only copy and not stored.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import msgspec
 
+from store.bootstrap import refresh_intervals
 from store.db import StoreError, StoreLocked, connect
 from store.estimates import EstimateRun, compute_estimates
 
@@ -36,6 +38,10 @@ def estimate(opts: EstimateOptions) -> int:
         con, store = connect(opts.db, read_only=True), False
     try:
         run = compute_estimates(con, opts.models, store=store)
+        # The views' dataset scores now use these estimates: bounds the file holds are brought up to
+        # date with them (a file without any keeps none; `report` computes its own when it reads).
+        if store and con.execute("SELECT count(*) FROM interval_state").fetchone() != (0,):
+            refresh_intervals(con)
     finally:
         con.close()
     if opts.json_out:
