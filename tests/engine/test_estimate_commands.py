@@ -82,15 +82,9 @@ def test_a_known_dataset_is_checked_against_its_items_and_scored_by_the_views(tm
 
 def test_estimate_brings_the_files_bounds_up_to_date_with_the_estimates(tmp_path, capsys):
     from store.bootstrap import compute_intervals
-    from tests.store.test_estimated_scores import SUITE, _bits
-    from tests.store.test_views_support import items, load_toml, make_db, metric
+    from tests.store.test_estimated_scores import partial_db
 
-    con = make_db(tmp_path)
-    load_toml(con, tmp_path, SUITE)
-    for d in ("dvs", "df1", "df2"):
-        metric(con, d)
-        items(con, "full", d, _bits(40, 30))
-        items(con, "new", d, _bits(4, 3) if d == "df1" else _bits(40, 20))
+    con = partial_db(tmp_path)
     compute_intervals(con, replicates=100)
     con.close()
     db = tmp_path / "results.duckdb"

@@ -32,15 +32,21 @@ def estimate(con, model: str, dataset: str, value: float, lo: float, hi: float, 
                 "estimate_signature(), now())", [model, dataset, value, lo, hi, n, n_total])
 
 
-@pytest.fixture
-def con(tmp_path):
-    """`full` answered all 40 items of each dataset; `new` the first 4 of df1 (3 right), all of dvs and df2."""
+def partial_db(tmp_path):
+    """tmp_path/results.duckdb, suite `est`: `full` answered all 40 items of each dataset (30 right); `new` the
+    first 4 of df1 (3 right), all of dvs and df2 (20 right)."""
     c = make_db(tmp_path)
     load_toml(c, tmp_path, SUITE)
     for d in ("dvs", "df1", "df2"):
         metric(c, d)
         items(c, "full", d, _bits(40, 30))
         items(c, "new", d, _bits(4, 3) if d == "df1" else _bits(40, 20))
+    return c
+
+
+@pytest.fixture
+def con(tmp_path):
+    c = partial_db(tmp_path)
     yield c
     c.close()
 

@@ -12,19 +12,13 @@ import pytest
 
 from engine.cli import main
 from engine.report.html.gather import gather
-from tests.store.test_estimated_scores import SUITE, SUITE_KEY, _bits, estimate
-from tests.store.test_views_support import items, load_toml, make_db, metric
+from tests.store.test_estimated_scores import SUITE_KEY, estimate, partial_db
 
 
 @pytest.fixture
 def db(tmp_path):
     """`full` answered every item; `new` 4 of df1's 40 (the estimate: 62 in [52, 72]) and all of dvs, df2."""
-    con = make_db(tmp_path)
-    load_toml(con, tmp_path, SUITE)
-    for d in ("dvs", "df1", "df2"):
-        metric(con, d)
-        items(con, "full", d, _bits(40, 30))
-        items(con, "new", d, _bits(4, 3) if d == "df1" else _bits(40, 20))
+    con = partial_db(tmp_path)
     estimate(con, "new", "df1", 62.0, 52.0, 72.0)
     con.close()
     return tmp_path / "results.duckdb"
