@@ -7,7 +7,9 @@ for every model (differences are paired) and on every machine. A model's
 replicate metric value is its kind's Python formula (benchmark/metric_kinds.py)
 applied to the resampled column sums: the count matrix (B x n items) times the
 per-item sums of a, b, c. Replicate -1 is the identity (every item once): the
-point estimate, computed by the same path.
+point estimate, computed by the same path. A dataset score the views take from an
+estimate (a model that answered part of the items, docs/estimates.md) is drawn around
+the estimate from its own interval instead (store/draws.py).
 
 The replicate metric values become method and dataset scores here, then go
 through the SAME SQL as the views above dataset_scores (views.sql's hierarchy
