@@ -22,7 +22,7 @@ import msgspec
 import numpy as np
 
 from benchmark.errors import UserError
-from engine.report.table import ESTIMATED_MARK
+from engine.report.estimated import ESTIMATED_MARK
 from engine.report.terminal import one_line, printable
 from store.bootstrap import build_replicates, drop_replicates
 from store.db import connect

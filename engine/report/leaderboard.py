@@ -20,14 +20,14 @@ import msgspec
 
 from benchmark.errors import UserError
 from engine.report.baselines import chance_by_dataset
-from engine.report.table import ESTIMATED_NOTE, Column, Sheet, fmt, marked, output_width, pct, render, span
+from engine.report.estimated import ESTIMATED_NOTE, marked, relation_exists, stale_notes
+from engine.report.table import Column, Sheet, fmt, output_width, pct, render, span
 from engine.report.tree import Node, drilldown_sheet, tree_lines
 from engine.report.batch_lines import report_lines as batch_lines
 from engine.report import unparsed_notes
 from engine.report.outfile import check_target
 from engine.report.terminal import one_line
 from store.db import connect
-from store.query import single
 from store.bootstrap import compute_intervals
 from store.snapshot import open_for_reading
 from store.suite_tables import open_suite
@@ -131,6 +131,7 @@ def leaderboard(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> Sheet
         if name in shown:  # a forced choice is not a free-form answer: say so where scores are compared
             notes.append(f"{name}: choice answers held to the options (answer_constraint = {how}); "
                          "compare with free-form models with care (docs/providers.md)")
+    notes += stale_notes(con, shown)
     notes += _model_versions(con, shown)
     title = f"{meta['title']} — {suite[0]} {suite[1]}"
     return Sheet(title, cols, csv_head, csv_rows, notes, breaks=[len(ranked)] if ranked and len(ranked) < len(board) else [])
@@ -287,8 +288,7 @@ def _dataset_detail(d: dict, weight: float, chance: float | None = None, est: di
 
 def _estimates(con: duckdb.DuckDBPyConnection, model: str) -> dict[str, dict]:
     """dataset -> the model's fresh estimate (store/estimates.sql); empty in a file made before them."""
-    if not single(con.execute("SELECT count(*) FROM information_schema.tables "
-                              "WHERE table_name = 'dataset_estimates'").fetchone()):
+    if not relation_exists(con, "dataset_estimates"):
         return {}
     return {r["dataset"]: r for r in _rows(con, "SELECT * FROM dataset_estimates WHERE model = ?", (model,))}
 

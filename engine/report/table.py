@@ -34,17 +34,6 @@ def fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f}"
 
 
-# Marks a score an estimate from part of a dataset's items went into (store/views.sql: `estimated`).
-ESTIMATED_MARK = "≈"
-ESTIMATED_NOTE = (f"{ESTIMATED_MARK} estimated: a dataset score estimated from part of its items went in "
-                  "(docs/estimates.md)")
-
-
-def marked(estimated: bool | None, x: float | None) -> str:
-    """The score, after the estimate's mark when an estimated dataset score went into it."""
-    return (ESTIMATED_MARK if estimated and x is not None else "") + fmt(x)
-
-
 def pct(x: float | None) -> str:
     return "0%" if not x else ("100%" if x >= 0.9995 else f"{100 * x:.1f}%")
 

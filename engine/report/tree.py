@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
-from engine.report.table import ESTIMATED_MARK, Column, Sheet, marked, pct, span, wrap
+from engine.report.estimated import ESTIMATED_MARK, marked
+from engine.report.table import Column, Sheet, pct, span, wrap
 from engine.report.terminal import one_line
 
 

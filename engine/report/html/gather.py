@@ -15,10 +15,9 @@ import duckdb
 import orjson
 
 from engine.report.baselines import chance_by_dataset
-from engine.report.table import ESTIMATED_NOTE
+from engine.report.estimated import ESTIMATED_NOTE, relation_exists, stale_notes
 from engine.report.html.figures import figures
 from engine.version import ENGINE_VERSION
-from store.query import single
 
 
 # Columns the interval work adds to `leaderboard`; shown when present, absent before it exists.
@@ -35,12 +34,6 @@ def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = ()) -> list[dic
     cur = con.execute(sql, params)
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r)) for r in cur.fetchall()]
-
-
-def relation_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    """A table or view of that name (views made by other modules may not exist in older files)."""
-    n = single(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchone())
-    return n > 0
 
 
 def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figures: bool = True) -> dict:
@@ -61,9 +54,11 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
         r["abilities"] = {a["id"]: scores["ability"].get(r["model"], {}).get(a["id"], [None])[0] for a in abilities}
         r.pop("suite", None), r.pop("version", None)
     models = model_rows(con)
-    notes = constraint_notes(con, {r["model"] for r in board})
+    shown = {r["model"] for r in board}
+    notes = constraint_notes(con, shown)
     if any(r.get("estimated") for r in board):
         notes.append(ESTIMATED_NOTE + "; the intervals, rank ranges and P(veto) include their uncertainty")
+    notes += stale_notes(con, shown)
     data = {
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "suite": meta,

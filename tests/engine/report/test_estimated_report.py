@@ -13,6 +13,7 @@ import pytest
 from engine.cli import main
 from engine.report.html.gather import gather
 from tests.store.test_estimated_scores import SUITE_KEY, estimate, partial_db
+from tests.store.test_views_support import items
 
 
 @pytest.fixture
@@ -91,3 +92,14 @@ def test_html_data_carries_the_marks(db):
     assert len(data["scores"]["dataset"]["new"]["df2"]) == 4  # measured: no fifth element
     assert data["estimates"]["new"]["df1"] == {"n": 4, "n_total": 40, "method": "model-assisted"}
     assert any(n.startswith("≈ estimated") for n in data["notes"])
+
+
+def test_out_of_date_estimates_are_named_where_they_no_longer_count(db, capsys):
+    con = duckdb.connect(str(db))
+    items(con, "other", "df2", [1.0])  # any new row: the stored estimates no longer hold
+    con.close()
+    assert main(["report", str(db)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "≈" not in text  # new's df1 is scored on its 4 answered items again
+    assert ("new: its estimates of df1 are out of date (rows changed since `estimate` ran): scored on the "
+            "answered items until `python -m engine estimate DB` runs again") in text
