@@ -87,9 +87,9 @@ def _check_models(items: ItemTable) -> None:
     """Every distinct model name against the rule a models.toml name keeps (benchmark/names.py)."""
     models = items.table.column("model")
     for name in pc.unique(models).to_pylist():
-        if problem := name_problem(name):
+        if problem := name_problem(str(name)):
             first = int(pc.index(models, name).as_py())
-            raise ItemFileError(f"{items.where(first)}: model {name[:60]!r} {problem}")
+            raise ItemFileError(f"{items.where(first)}: model {str(name)[:60]!r} {problem}")
 
 
 def _text(path: Path, fmt: str) -> io.TextIOWrapper:
