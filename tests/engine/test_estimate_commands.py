@@ -96,5 +96,10 @@ def test_estimate_brings_the_files_bounds_up_to_date_with_the_estimates(tmp_path
                            ).fetchone() == (75.0, True)
         lo, hi, est = con.execute("SELECT ci_low, ci_high, estimated FROM leaderboard WHERE model = 'new'").fetchone()
         assert est is True and lo is not None and hi is not None  # refreshed, not hidden as stale
+        # a suite that scores df1 by an F1: the estimate is not its score, and `estimate` says so
+        con.execute("UPDATE dataset_metrics SET kind = 'micro_f1', a = 'tp', b = 'fp', c = 'fn' WHERE dataset = 'df1'")
     finally:
         con.close()
+    assert main(["estimate", str(db)]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "estimates not used by the views (the suite's score of the dataset is not the mean item score): est 1: df1")
