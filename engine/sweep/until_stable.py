@@ -17,6 +17,7 @@ import duckdb
 import msgspec
 
 from benchmark.errors import UserError
+from benchmark.suite import Suite
 from benchmark.suite_weights import dataset_weights
 from engine.config import ModelsFile
 from engine.lanes.work import PlannedDataset
@@ -57,7 +58,7 @@ def in_rounds(con: duckdb.DuckDBPyConnection, plan: SweepPlan, cfg: ModelsFile,
     rounds = 0
     finished: set[str] = set()  # settled or every item asked: not estimated again
     while True:
-        others = other_totals(con, suite.name, suite.version, names)
+        others = other_totals(con, suite, set(sizes), names)
         asking: dict[str, dict[str, int]] = {}
         notes: dict[str, str] = {}
         for m in (m for m in names if m not in finished):
@@ -116,11 +117,25 @@ def stored_prefix(con: duckdb.DuckDBPyConnection, model: str, planned: list[Plan
     return out
 
 
-def other_totals(con: duckdb.DuckDBPyConnection, suite: str, version: str, sweeping: list[str]) -> list[float]:
-    """The overall (raw_total) of every ranked model of the suite not in this sweep: what the rank is among."""
-    rows = con.execute("SELECT model, raw_total FROM leaderboard WHERE suite = ? AND version = ? AND rank IS NOT NULL",
-                       [suite, version]).fetchall()
-    return [float(t) for m, t in rows if m not in sweeping]
+def other_totals(con: duckdb.DuckDBPyConnection, suite: Suite, planned: set[str], sweeping: list[str]) -> list[float]:
+    """The overall of every ranked model of the suite not in this sweep, over the datasets this sweep plans.
+
+    With the whole suite planned it is the leaderboard's raw_total (benchmark/suite_weights.py); with
+    --datasets, the same weights over those datasets, as the new model's overall is."""
+    rows = con.execute(
+        "SELECT d.model, d.dataset, d.score FROM dataset_scores d JOIN leaderboard l USING (suite, version, model) "
+        "WHERE d.suite = ? AND d.version = ? AND l.rank IS NOT NULL AND d.score IS NOT NULL",
+        [suite.name, suite.version]).fetchall()
+    scores: dict[str, dict[str, float]] = {}
+    for m, d, score in rows:
+        if m not in sweeping and d in planned:
+            scores.setdefault(m, {})[d] = float(score)
+    totals = []
+    for per in scores.values():
+        w = dataset_weights(suite, set(per))
+        if any(w[d] > 0 for d in per):  # a model scored only on the gate's datasets has no overall here
+            totals.append(sum(w[d] * x for d, x in per.items()))
+    return totals
 
 
 def model_standing(con: duckdb.DuckDBPyConnection, model: str, suite: str, version: str, weights: dict[str, float],

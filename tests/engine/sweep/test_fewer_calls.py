@@ -161,3 +161,21 @@ def test_a_fraction_rounds_up_but_not_past_float_noise():
 
     assert share_of(300, 0.1) == 30  # 0.1 x 300 is 30.000000000000004 in floating point
     assert (share_of(7, 0.1), share_of(5, 1.0), share_of(3, 0.5)) == (1, 5, 2)
+
+
+def test_the_others_overall_is_the_raw_total_over_the_planned_datasets(tmp_path):
+    from engine.sweep.until_stable import other_totals
+    from tests.store.test_views_support import load_toml, make_db, metric, scored
+
+    con = make_db(tmp_path)
+    try:
+        suite = load_toml(con, tmp_path, flat_suite({"f": (0.25, ["df"]), "e": (0.75, ["de"])}))
+        for m, (f, e) in {"x": (40, 80), "y": (90, 10), "new": (50, 50)}.items():
+            for d, score in (("df", f), ("de", e)):
+                metric(con, d)
+                scored(con, m, d, score)
+        raw = dict(con.execute("SELECT model, raw_total FROM leaderboard").fetchall())
+        assert sorted(other_totals(con, suite, {"df", "de"}, ["new"])) == pytest.approx(sorted([raw["x"], raw["y"]]))
+        assert sorted(other_totals(con, suite, {"df"}, ["new"])) == pytest.approx([40, 90])  # --datasets df
+    finally:
+        con.close()
