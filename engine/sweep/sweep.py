@@ -92,7 +92,7 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     gone = unreachable_models(breakers)
     result.unreachable = list(gone)
     if not result.interrupted and step is None:  # rounds: once, after the last (engine/sweep/until_stable.py)
-        keep_intervals(con)
+        keep_intervals(con, names if opts.fraction is not None else None)
     with contextlib.suppress(duckdb.Error, OSError):  # the final state, for readers of the snapshot
         snaps.final(con, result.rows_written)
     result.errors = sum(c.errors for c in progress.counters.values())

@@ -88,14 +88,19 @@ def store_others(db: Path, levels: list[int]) -> None:
 
 def test_fraction_asks_exactly_the_prefix_and_a_full_sweep_only_the_rest(setup):
     sim, models, tmp = setup
+    store_others(tmp / "r.duckdb", [30, 70])
     assert not sweep(opts(tmp, models, fraction=0.25)).interrupted
     for d in ("few_a", "few_b"):
         assert asked(tmp / "r.duckdb", d) == set(order(d)[:10])
     assert sim.stats()["by_model"] == {"new": 20}
+    # estimated at the end, so the views score it by its estimates without an `estimate` run
+    assert query(tmp / "r.duckdb", "SELECT dataset, n, n_total FROM dataset_estimates WHERE model = 'new' "
+                                   "ORDER BY 1") == [("few_a", 10, 40), ("few_b", 10, 40)]
     sim.reset()
     assert not sweep(opts(tmp, models)).interrupted  # without --fraction: the rest, nothing twice
     assert sim.stats()["by_model"] == {"new": 60}
-    assert query(tmp / "r.duckdb", "SELECT count(*), count(DISTINCT (dataset, item_id)) FROM results") == [(80, 80)]
+    assert query(tmp / "r.duckdb", "SELECT count(*), count(DISTINCT (dataset, item_id)) FROM results "
+                                   "WHERE model = 'new'") == [(80, 80)]
 
 
 def test_until_stable_stops_once_the_rank_is_settled_and_a_rerun_asks_nothing(setup):
