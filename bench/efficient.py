@@ -11,6 +11,11 @@ model answers everything. The rows go into an in-memory database and store/estim
 estimates the new models. Printed per fraction: the mean absolute error of the estimates and of
 the answered mean (points on 0-100) and their ratio, the error of the equal-weight aggregate,
 the 95 % intervals' coverage and mean width, and the time the estimation took.
+
+    .venv/bin/python bench/efficient.py --until-stable [--data FILE ...] [--width 1] [--replay N]
+
+replays the stopping rule of `sweep --until-stable` instead (replay_until_stable; docs/estimates.md):
+the share of items asked and of new models placed within one rank of their full-sweep rank.
 """
 
 from __future__ import annotations
@@ -35,7 +40,10 @@ sys.path.insert(0, str(ROOT))
 
 from benchmark.sampling import sample_key  # noqa: E402
 from store.db import ensure_schema  # noqa: E402
-from store.estimates import compute_estimates  # noqa: E402
+from store.estimates import FULL_SHARE, MIN_MODELS, compute_estimates  # noqa: E402
+from store.estimator import Answered, Estimate, Population, choose_blend, estimate_model  # noqa: E402
+from store.item_model import fit_2pl  # noqa: E402
+from store.stopping import allocate, rank_of, round_budget, settled, spread, standing  # noqa: E402
 
 DEV = Path(os.environ.get("ENGINE_SHARED_DIR", ROOT.parent / "shared")) / "efficient-dev"  # as the tests find shared/
 
@@ -48,8 +56,9 @@ def read(path: Path) -> dict[str, dict[str, dict[str, float]]]:
     return data
 
 
-def replay(data, fraction: float, folds: int, cut: int, seed: int) -> dict[str, float]:
-    rng = random.Random(seed)
+def matrix(data, cut: int, seed: int, rng: random.Random
+           ) -> tuple[list[str], list[str], dict[str, list[str]], dict[str, list[str]]]:
+    """(datasets, models answering all of them, items per dataset cut to `cut` by `rng`, each in the sweep's order)."""
     dsets = sorted(data)
     models = sorted(set.intersection(*(set(data[d]) for d in dsets)))
     items = {}
@@ -58,6 +67,12 @@ def replay(data, fraction: float, folds: int, cut: int, seed: int) -> dict[str, 
         items[d] = sorted(rng.sample(ids, cut)) if cut and len(ids) > cut else ids
     # The sweep's order: a seeded hash of the item ids; a fraction is a prefix of it.
     order = {d: sorted(items[d], key=lambda i, d=d: sample_key(seed, d, i)) for d in dsets}
+    return dsets, models, items, order
+
+
+def replay(data, fraction: float, folds: int, cut: int, seed: int) -> dict[str, float]:
+    rng = random.Random(seed)
+    dsets, models, items, order = matrix(data, cut, seed, rng)
     shown = {d: order[d][:max(2, round(fraction * len(order[d])))] for d in dsets}
     truth = {m: {d: 100 * np.mean([data[d][m][i] for i in items[d]]) for d in dsets} for m in models}
     shuffled = models[:]
@@ -94,6 +109,79 @@ def replay(data, fraction: float, folds: int, cut: int, seed: int) -> dict[str, 
             "coverage": inside / len(err), "width": float(np.mean(widths)), "seconds": seconds}
 
 
+def replay_until_stable(data, folds: int, cut: int, seed: int, share: float | None = None, width: int = 1,
+                        replayed: int | None = None, share_cap: float = 0.3, level: float = 0.95
+                        ) -> dict[str, float]:
+    """Every model in turn new, asked in rounds as `sweep --until-stable` asks (store/stopping.py).
+
+    Its answers are the matrix's; it ranks among the other folds' models, whose overall is their
+    full-matrix score (equal dataset weights). Estimated from what it answered with store/estimator.py,
+    the item models fitted and the blend chosen once per fold (the sweep refits when rows change).
+    `width`: the rank range that stops it (the sweep's: 1), `level` its interval's (the sweep's: 0.95);
+    `replayed`: only this many models (seeded);
+    `at_share`: the share within one rank had every model stopped at `share_cap` of the items."""
+    rng = random.Random(seed)
+    dsets, models, items, order = matrix(data, cut, seed, rng)
+    truth = {m: {d: 100 * float(np.mean([data[d][m][i] for i in items[d]])) for d in dsets} for m in models}
+    weights = {d: 1 / len(dsets) for d in dsets}
+    overall = {m: sum(weights[d] * truth[m][d] for d in dsets) for m in models}
+    sizes = {d: len(items[d]) for d in dsets}
+    pos = {d: {i: k for k, i in enumerate(items[d])} for d in dsets}
+    shuffled = models[:]
+    rng.shuffle(shuffled)
+    chosen = set(shuffled[:replayed])
+    asked, within, exact, rounds, early, seconds = [], 0, 0, [], 0, 0.0
+    at_share = 0  # within one rank where it had asked `share_cap` of the items (or stopped before)
+    for k in range(folds):
+        held = set(shuffled[k::folds])
+        rest = [m for m in models if m not in held]
+        t0 = time.perf_counter()
+        pops = {d: population(d, items[d], rest, data) for d in dsets}
+        blend = choose_blend(list(pops.values()), {d: round(FULL_SHARE / 6 * sizes[d]) for d in dsets})
+        others = [overall[m] for m in rest]
+        for m in sorted(held & chosen):
+            reach = {d: 0 for d in dsets}
+            n_rounds = 0
+            full = rank_of(overall[m], others)
+            capped: bool | None = None
+            while True:
+                answers = {d: answered(data[d][m], order[d][:reach[d]], pos[d]) for d in dsets if reach[d]}
+                est = estimate_model(answers, pops, blend, exclude=m) if answers else {}
+                parts = {d: est.get(d) or Estimate(truth[m][d], truth[m][d], truth[m][d], sizes[d], sizes[d],
+                                                   "complete") for d in answers}
+                where = standing(parts, weights, others, level)
+                if capped is None and sum(reach.values()) >= share_cap * sum(sizes.values()):
+                    capped = abs(where.rank - full) <= 1
+                if settled(where, width) or reach == sizes:
+                    break
+                reach = allocate(reach, sizes, weights, {d: spread(est.get(d)) for d in dsets},
+                                 round_budget(sizes, share))
+                n_rounds += 1
+            within += abs(where.rank - full) <= 1
+            at_share += abs(where.rank - full) <= 1 if capped is None else capped
+            exact += where.rank == full
+            asked.append(sum(reach.values()) / sum(sizes.values()))
+            early += reach != sizes
+            rounds.append(n_rounds)
+        seconds += time.perf_counter() - t0
+    n = len(asked)
+    return {"models": n, "asked": float(np.mean(asked)), "within": within / n, "exact": exact / n,
+            "early": early / n, "rounds": float(np.median(rounds)), "at_share": at_share / n, "seconds": seconds}
+
+
+def population(d: str, items: list[str], models: list[str], data) -> Population:
+    y = np.array([[data[d][m][i] for i in items] for m in models])
+    pop = Population(d, items, models, y, np.ones(y.shape, dtype=bool))
+    if len(models) >= MIN_MODELS:
+        pop.fit = fit_2pl(y, pop.answered)
+    return pop
+
+
+def answered(scores: dict[str, float], shown: list[str], pos: dict[str, int]) -> Answered:
+    at = sorted((pos[i], scores[i]) for i in shown)
+    return Answered(np.array([k for k, _ in at], dtype=np.intp), np.array([y for _, y in at]))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="*", type=Path, default=sorted(DEV.glob("*.csv.gz")))
@@ -101,12 +189,27 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--cut", type=int, default=300)
     ap.add_argument("--seeds", type=int, default=1, help="repeat with seeds 0..N-1 and average")
+    ap.add_argument("--until-stable", action="store_true",
+                    help="replay the stopping rule of sweep --until-stable instead of fixed fractions")
+    ap.add_argument("--round-share", type=float, help="share of all items a round asks (default: the sweep's)")
+    ap.add_argument("--width", type=int, default=1, help="rank range (places) that stops a model (the sweep's: 1)")
+    ap.add_argument("--level", type=float, default=0.95, help="the stopping interval's level (the sweep's: 0.95)")
+    ap.add_argument("--replay", type=int, metavar="N", help="replay only N seeded models of each matrix (default: all)")
     a = ap.parse_args()
     if not a.data:
         sys.exit(f"no development matrices in {DEV}: give --data FILE or set ENGINE_SHARED_DIR")
     for path in a.data:
         data = read(path)
         print(f"{path.name}: {len(next(iter(data.values())))} models x {len(data)} datasets")
+        if a.until_stable:
+            print("  models  items asked  within one rank  exact rank  stopped early  rounds (median)  "
+                  "within one at 30%  seconds")
+            for s in range(a.seeds):
+                r = replay_until_stable(data, a.folds, a.cut, s, a.round_share, a.width, a.replay, level=a.level)
+                print(f"  {r['models']:6.0f}  {r['asked']:11.1%}  {r['within']:15.1%}  {r['exact']:10.1%}  "
+                      f"{r['early']:13.1%}  {r['rounds']:15.0f}  {r['at_share']:17.1%}  {r['seconds']:7.1f}",
+                      flush=True)
+            continue
         print("  fraction  MAE est  MAE mean  ratio  aggregate MAE  coverage  width  seconds")
         for f in (float(x) for x in a.fractions.split(",")):
             rs = [replay(data, f, a.folds, a.cut, s) for s in range(a.seeds)]

@@ -60,10 +60,14 @@ import duckdb
 a, b = duckdb.connect(str(snap), read_only=True), duckdb.connect(str(db), read_only=True)
 def rows(c, sql):
     return sorted(c.execute(sql).fetchall(), key=repr)
+def common(view):  # a column only the newer tree's views have (such as `estimated`) is left out
+    cols = [[r[0] for r in c.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+                                     "ORDER BY ordinal_position", [view]).fetchall()] for c in (a, b)]
+    return f"SELECT {', '.join(x for x in cols[0] if x in cols[1])} FROM {view}"
 for name, sql in [("results", "SELECT * EXCLUDE (started_at, finished_at) FROM results"),
                   ("judgements", "SELECT * FROM judgements"),
-                  ("dataset_scores", "SELECT * FROM dataset_scores"),
-                  ("leaderboard", "SELECT * FROM leaderboard"),
+                  ("dataset_scores", common("dataset_scores")),
+                  ("leaderboard", common("leaderboard")),
                   ("intervals", "SELECT * FROM interval_bounds")]:
     x, y = rows(a, sql), rows(b, sql)
     print(f"{name}: {len(x)} rows old, {len(y)} new, identical={x == y}")

@@ -85,6 +85,12 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite", help="suite name or path to a suite TOML (default: moodbench)")
     add_datasets(p, "every dataset of the suite")
     p.add_argument("--limit", type=int, help="items per dataset (default: the suite's sample size, 300)")
+    p.add_argument("--fraction", type=float, metavar="F",
+                   help="ask the seeded share F (0 < F <= 1) of every dataset's sample: the items a later full sweep "
+                        "asks first, so it asks only the rest")
+    p.add_argument("--until-stable", action="store_true",
+                   help="ask in rounds until the model's overall rank among the models in DB is at most one place "
+                        "wide (docs/estimates.md)")
     p.add_argument("--fresh", action="store_true", help="delete these models' stored rows for these datasets first")
     p.add_argument("--allow-mixed", action="store_true",
                    help="resume even if stored rows were made with another prompt or scorer version")
@@ -114,7 +120,10 @@ def _sweep(args: argparse.Namespace) -> int:
     opts = SweepOptions(models_path=args.models, db=given_db(args), data_dir=args.data_dir, suite=args.suite,
                         datasets=datasets, limit=args.limit, fresh=args.fresh, quiet=args.quiet,
                         allow_mixed=args.allow_mixed, budget_usd=args.budget, pull=args.pull,
-                        serve_port=args.serve)
+                        serve_port=args.serve, fraction=args.fraction, until_stable=args.until_stable)
+    if args.until_stable and (args.estimate or args.cluster is not None):
+        raise UserError("--until-stable knows its calls only as its rounds run, on this machine: "
+                        "not with --estimate or --cluster")
     if args.estimate:
         from engine.sweep.cost import estimate, print_estimate
 

@@ -13,6 +13,7 @@ from urllib.parse import urlparse, urlsplit, urlunsplit
 import msgspec
 
 from benchmark.errors import UserError
+from benchmark.names import name_problem
 from providers.redact import too_short
 from providers.registry import BATCHABLE, CONSTRAINABLE, DEFAULT_BASE_URLS, PROVIDERS, SERVED
 
@@ -341,14 +342,9 @@ _RANGES = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
 
 
 def _check_name(where: str, name: str) -> None:
-    """A name is printed, listed comma-separated (`rescore --models`, serve's items) and compared exactly."""
-    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name):
-        raise UserError(f"{where}: `name` holds a control character: names are printed on terminals")
-    if name != name.strip():
-        raise UserError(f"{where}: `name` starts or ends with a space: {name!r} and {name.strip()!r} would be "
-                        "two models")
-    if "," in name:
-        raise UserError(f"{where}: `name` holds a comma: names are given comma-separated (rescore --models)")
+    problem = name_problem(name)
+    if problem:
+        raise UserError(f"{where}: `name` {problem}")
 
 
 def _validate_generation(where: str, m: ModelConfig, account: Account | None) -> None:

@@ -7,7 +7,9 @@ for every model (differences are paired) and on every machine. A model's
 replicate metric value is its kind's Python formula (benchmark/metric_kinds.py)
 applied to the resampled column sums: the count matrix (B x n items) times the
 per-item sums of a, b, c. Replicate -1 is the identity (every item once): the
-point estimate, computed by the same path.
+point estimate, computed by the same path. A dataset score the views take from an
+estimate (a model that answered part of the items, docs/estimates.md) is drawn around
+the estimate from its own interval instead (store/draws.py).
 
 The replicate metric values become method and dataset scores here, then go
 through the SAME SQL as the views above dataset_scores (views.sql's hierarchy
@@ -29,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from benchmark.metric_kinds import KINDS, Sums, macro_of
+from store.draws import estimate_draws, resample_counts
 from store.transaction import transaction
 from store.views import hierarchy_sql, render_views
 
@@ -42,6 +45,7 @@ _INPUTS = (
     ("suites", "suite, version, gate, tau, missing_levels"), ("suite_abilities", "*"),
     ("suite_sub_abilities", "*"), ("suite_tasks", "*"), ("suite_task_datasets", "*"),
     ("suite_datasets", "*"), ("suite_methods", "*"), ("suite_grades", "*"), ("suite_difficulty", "*"),
+    ("estimates", "model, dataset, estimate, ci_low, ci_high, signature"),
 )
 
 
@@ -147,7 +151,7 @@ def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: i
     _collect_inputs(con, models)
     lap("inputs (SQL)")
     values = _replicate_values(con, replicates, seed)
-    rows, scores = _dataset_replicates(con, values, models)
+    rows, scores = _dataset_replicates(con, values, seed, models)
     n = replicates + 1
     table: dict[str, pa.Array] = {
         "replicate": pa.array(np.tile(np.arange(-1, replicates, dtype=np.int32), len(rows)), pa.int32())}
@@ -164,10 +168,11 @@ def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: i
             con.unregister("boot_model_names")
     table["coverage"] = pa.array(np.repeat(np.array([r[4] for r in rows], dtype=float), n), from_pandas=True)
     table["score"] = pa.array(scores.T.reshape(-1), from_pandas=True)  # NaN -> NULL
+    table["estimated"] = pa.array(np.repeat(np.array([r[5] == "estimate" for r in rows], dtype=bool), n))
     con.register("boot_dataset_arrow", pa.table(table))
     con.execute("""CREATE OR REPLACE TEMP TABLE boot_dataset_scores AS
                    SELECT replicate, suite::VARCHAR AS suite, version::VARCHAR AS version, model,
-                          dataset::VARCHAR AS dataset, coverage, score FROM boot_dataset_arrow""")
+                          dataset::VARCHAR AS dataset, coverage, score, estimated FROM boot_dataset_arrow""")
     con.unregister("boot_dataset_arrow")
     lap("replicate dataset scores (numpy)")
     # the views' own hierarchy, each layer materialised once for the next
@@ -295,38 +300,18 @@ def _apply_kinds(keys: list, sums: np.ndarray, out: np.ndarray) -> None:
         out[:, i] = macro_of(out[:, labels], axis=1)
 
 
-def resample_counts(seed: int, dataset: str, ids_md5: str, n: int, replicates: int) -> np.ndarray:
-    """(replicates x n) how often each item (in sorted id order) is drawn in each replicate.
-
-    Draw j of replicate r picks item floor(h * n / 2^32), h the high 32 bits of
-    splitmix64(base + r * n + j), base a hash of (seed, dataset, the sorted ids).
-    """
-    base = int.from_bytes(hashlib.blake2b(f"{seed}\n{dataset}\n{ids_md5}".encode(), digest_size=8).digest(),
-                          "little")
-    draws = np.arange(replicates * n, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        picked = ((_splitmix64(draws + np.uint64(base)) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32)
-    flat = picked.astype(np.int64).reshape(replicates, n) + (np.arange(replicates, dtype=np.int64) * n)[:, None]
-    return np.bincount(flat.ravel(), minlength=replicates * n).reshape(replicates, n)
-
-
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        z = x + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
-def _dataset_replicates(con: duckdb.DuckDBPyConnection, values: np.ndarray,
+def _dataset_replicates(con: duckdb.DuckDBPyConnection, values: np.ndarray, seed: int,
                         models: tuple[str, str] | None) -> tuple[list[tuple], np.ndarray]:
     """Replicate dataset scores: one row per dataset_scores row (of ``models``), one column per replicate.
 
     Methods -> dataset as method_scores and dataset_scores do (Algorithms 2 and 3):
     every normalization is affine, so the views' own normalized_score macro gives
     each method its offset and slope; the weighted mean skips methods without a
-    value. The source (items or an imported score) and coverage are the point
-    estimate's: an imported score is a constant (no items to resample).
+    value. The source (items, an estimate or an imported score) and coverage are the
+    point estimate's: an imported score is a constant (no items to resample); an estimate
+    from part of the items (store/estimates.py) is drawn around itself with its own interval
+    (store/draws.py: estimate_draws). In a comparison (``models``) an estimated dataset is
+    scored on the common items like any other: that is the comparison's sample.
     """
     methods = con.execute("""
         SELECT m.suite, m.version, k.model, m.dataset, k.key_id, m.weight,
@@ -357,13 +342,21 @@ def _dataset_replicates(con: duckdb.DuckDBPyConnection, values: np.ndarray,
         den = np.add.reduceat(np.where(present, w, 0.0), starts, axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             items = np.where(den == 0, np.nan, num / np.where(den == 0, 1.0, den))
-    pick = "" if models is None else "WHERE model IN (SELECT unnest(?::VARCHAR[]))"
-    points = con.execute(f"SELECT suite, version, model, dataset, coverage, source, external_score "
-                         f"FROM dataset_scores {pick}", [list(models)] if models else []).fetchall()
+    pick = "" if models is None else "WHERE s.model IN (SELECT unnest(?::VARCHAR[]))"
+    points = con.execute(f"""
+        SELECT s.suite, s.version, s.model, s.dataset, s.coverage,
+               CASE WHEN s.source = 'estimate' AND ? THEN 'items' ELSE s.source END AS source,
+               s.external_score, s.score, e.ci_low, e.ci_high
+        FROM dataset_scores s
+        LEFT JOIN dataset_estimates e ON s.source = 'estimate' AND e.model = s.model AND e.dataset = s.dataset
+        {pick}""", [models is not None, *([list(models)] if models else [])]).fetchall()
     out = np.full((values.shape[0], len(points)), np.nan)
-    for j, (suite, version, model, dataset, _, source, external) in enumerate(points):
+    for j, (suite, version, model, dataset, _, source, external, score, lo, hi) in enumerate(points):
         if source == "external":
             out[:, j] = external
+        elif source == "estimate":
+            out[0, j] = score  # replicate -1: the point estimate, as the view has it
+            out[1:, j] = estimate_draws(seed, model, dataset, score, lo, hi, values.shape[0] - 1)
         elif source == "items" and (suite, version, model, dataset) in groups:
             out[:, j] = items[:, groups[suite, version, model, dataset]]
     return points, out

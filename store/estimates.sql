@@ -1,5 +1,6 @@
 -- Estimates of a model's dataset scores from a random fraction of the items (docs/estimates.md),
--- written by store/estimates.py: compute_estimates(con). Created by store/db.py:ensure_schema.
+-- written by store/estimates.py: compute_estimates(con). Created by store/views.py:ensure_views, before
+-- the views: dataset_scores reads dataset_estimates.
 
 -- One 2PL fit per dataset (store/item_model.py), on the models that answered (nearly) all of its
 -- items. `stamp` is a hash of exactly those rows (models, items, scores): a fit is redone when it

@@ -27,6 +27,7 @@ import duckdb
 import pyarrow as pa
 
 from benchmark.errors import UserError
+from benchmark.names import name_problem
 from store.bootstrap import refresh_intervals
 from store.db import StoreError, connect
 from store.item_files import csv_header
@@ -73,6 +74,8 @@ def _rows(path: Path, datasets: set[str], suite: str) -> Iterator[tuple[str, str
             model, dataset, raw = (fields[col[c]].strip() for c in COLUMNS)
             if not model:
                 raise ScoreFileError(f"{path}:{line}: empty model")
+            if problem := name_problem(model):
+                raise ScoreFileError(f"{path}:{line}: model {model[:60]!r} {problem}")
             if dataset not in datasets:
                 raise ScoreFileError(f"{path}:{line}: dataset {dataset!r} is not in suite {suite}")
             try:

@@ -1,5 +1,6 @@
 -- Bootstrap intervals, materialised by store/bootstrap.py: compute_intervals(con).
--- Created before views.sql, whose leaderboard and intervals views read them.
+-- Created after estimates.sql (the signature reads `estimates`) and before views.sql, whose
+-- leaderboard and intervals views read them.
 -- Semantics in docs/suites.md (section "Intervals").
 
 -- The 95 % percentile bounds per (suite, version, model, level, node), level in
@@ -35,7 +36,8 @@ ALTER TABLE interval_state ADD COLUMN IF NOT EXISTS signature VARCHAR;
 -- A cheap signature of the results the bounds were computed from (a few ms, unlike the
 -- fingerprint): rows, ok rows and the latest answer, verdicts, imports, suite loads, and a
 -- hash of the small tables of parameters (suite weights, gate and tau, methods, grades,
--- metric definitions, imported scores), which a user may UPDATE: they are data.
+-- metric definitions, imported scores), which a user may UPDATE: they are data; and of the
+-- estimates (store/estimates.sql), which `estimate` replaces without touching the results.
 -- The leaderboard and intervals views show stored bounds only while it is unchanged,
 -- so a sweep writing new rows (or a live view reading during one), or a threshold lowered
 -- in the database, never pairs new scores with old intervals: the bounds read NULL until
@@ -49,7 +51,8 @@ CREATE OR REPLACE MACRO interval_parameters() AS (
         (SELECT sum(hash(t)) FROM suite_datasets t), (SELECT sum(hash(t)) FROM suite_methods t),
         (SELECT sum(hash(t)) FROM suite_grades t), (SELECT sum(hash(t)) FROM suite_difficulty t),
         (SELECT sum(hash(t)) FROM dataset_metrics t), (SELECT sum(hash(t)) FROM judge_metrics t),
-        (SELECT sum(hash(suite, dataset, model, score, override)) FROM external_scores)))
+        (SELECT sum(hash(suite, dataset, model, score, override)) FROM external_scores),
+        (SELECT sum(hash(model, dataset, estimate, ci_low, ci_high, signature)) FROM estimates)))
 );
 CREATE OR REPLACE MACRO interval_signature() AS (
     SELECT concat_ws(':', r.n, r.n_ok, r.last, j.n, j.n_ok, e.n, e.last, s.last, interval_parameters())

@@ -21,11 +21,13 @@ from typing import Any
 import duckdb
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
 from benchmark.errors import UserError
+from benchmark.names import name_problem
 
 REQUIRED = ("model", "dataset", "item_id", "score")
 OPTIONAL = ("response", "prediction", "gold")
@@ -77,7 +79,17 @@ def read_file(path: Path) -> ItemTable:
         raise ItemFileError(f"{path}: cannot read: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
     if items.table.num_rows == 0:
         raise ItemFileError(f"{path}: no rows")
+    _check_models(items)
     return items
+
+
+def _check_models(items: ItemTable) -> None:
+    """Every distinct model name against the rule a models.toml name keeps (benchmark/names.py)."""
+    models = items.table.column("model")
+    for name in pc.unique(models).to_pylist():
+        if problem := name_problem(str(name)):
+            first = int(pc.index(models, name).as_py())
+            raise ItemFileError(f"{items.where(first)}: model {str(name)[:60]!r} {problem}")
 
 
 def _text(path: Path, fmt: str) -> io.TextIOWrapper:

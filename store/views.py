@@ -27,6 +27,8 @@ def ensure_views(con: duckdb.DuckDBPyConnection) -> None:
     (schema.sql, the suite tables, the stored intervals) must exist first.
     """
     con.execute((_HERE / "schema.sql").read_text(encoding="utf-8"))
+    # dataset_scores reads the fresh estimates, and the interval signature hashes them
+    con.execute((_HERE / "estimates.sql").read_text(encoding="utf-8"))
     ensure_judgement_tables(con)  # metric_values (views.sql) appends the judge metrics
     ensure_extraction_tables(con)
     ensure_suite_tables(con)
@@ -58,8 +60,9 @@ def render_views(text: str, *, replicates: bool = False) -> str:
             .replace("{{bounds}}", bounds).replace("{{bounds_join}}", join))
 
 
-# Dependency order: metric_values (views.sql) reads judge_metric_values (judgements.sql).
-_VIEW_FILES = ("judgements.sql", "views.sql", "baselines.sql", "unparsed.sql", "costs.sql")
+# Dependency order: metric_values (views.sql) reads judge_metric_values (judgements.sql), dataset_scores
+# reads dataset_estimates (estimates.sql).
+_VIEW_FILES = ("estimates.sql", "judgements.sql", "views.sql", "baselines.sql", "unparsed.sql", "costs.sql")
 _CREATE_VIEW = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", re.IGNORECASE | re.MULTILINE)
 
 
@@ -73,6 +76,9 @@ def shadow_views(con: duckdb.DuckDBPyConnection) -> bool:
     """
     made: list[str] = []
     try:
+        # a file made before the estimates: none, and this version's signature macro (the views read it)
+        _missing_tables_as_temp(con, "estimates.sql")
+        _temp_macros(con, "estimates.sql")
         private_interval_tables(con)
         _missing_tables_as_temp(con, "baselines.sql")  # a file made before the baselines: none shown
         for name in _VIEW_FILES:
@@ -119,5 +125,11 @@ def private_interval_tables(con: duckdb.DuckDBPyConnection) -> None:
         if name and (name, True) not in have:
             con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM main.{name}" if (name, False) in have
                         else "CREATE TEMP TABLE" + q[len("CREATE TABLE"):])
-        elif re.match(r"CREATE OR REPLACE MACRO", q, re.I):
+    _temp_macros(con, "interval_tables.sql")
+
+
+def _temp_macros(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """The file's macros as TEMP macros: this version's, whatever the read-only database holds."""
+    for _, q in _statements(con, name):
+        if re.match(r"CREATE OR REPLACE MACRO", q, re.I):
             con.execute("CREATE OR REPLACE TEMP MACRO" + q[len("CREATE OR REPLACE MACRO"):])

@@ -114,9 +114,20 @@ SELECT suite, version, model, dataset, method, metric, 'grade', any_value(weight
 FROM method_grade_points
 GROUP BY suite, version, model, dataset, method, metric;
 
+-- The datasets of a suite whose score is 100 x the mean item score (every method a 'ratio' of a
+-- kind 'mean' metric over the score column): where an estimate from a fraction of the items
+-- (store/estimates.sql, docs/estimates.md), which is of exactly that, can stand for the score.
+CREATE OR REPLACE VIEW estimable_datasets AS
+SELECT m.suite, m.version, m.dataset
+FROM suite_methods_resolved m
+LEFT JOIN dataset_metrics d ON d.dataset = m.dataset AND d.metric = m.metric
+GROUP BY ALL
+HAVING bool_and(coalesce(m.normalization = 'ratio' AND d.kind = 'mean' AND d.a = 'score', false));
+
 -- Algorithm 3, method -> dataset. One row per (suite, model, dataset) that has item
--- rows or an imported score. Precedence: item scores win; an external score
--- counts when the dataset has no item score, or always when imported with override.
+-- rows or an imported score. Precedence: an external score imported with override;
+-- then a fresh estimate (the model answered part of an estimable dataset); then item
+-- scores; an external score counts when the dataset has none of these.
 CREATE OR REPLACE VIEW dataset_scores AS
 WITH planned AS (
     SELECT suite, version, dataset, sum(weight) AS w FROM suite_methods GROUP BY ALL
@@ -129,12 +140,16 @@ WITH planned AS (
 ), ext AS (
     SELECT d.suite, d.version, e.model, e.dataset, e.score, e.override
     FROM suite_datasets d JOIN external_scores e ON e.suite = d.suite AND e.dataset = d.dataset
+), est AS (
+    SELECT x.suite, x.version, e.model, e.dataset, e.estimate
+    FROM dataset_estimates e JOIN estimable_datasets x ON x.dataset = e.dataset
 ), merged AS (
     SELECT coalesce(c.suite, e.suite) AS suite, coalesce(c.version, e.version) AS version,
            coalesce(c.model, e.model) AS model, coalesce(c.dataset, e.dataset) AS dataset,
            c.n_items, c.n_ok, c.n_error, c.n_unparsed, c.coverage AS item_coverage,
-           i.score AS items_score, i.w / p.w AS method_share, e.score AS external_score,
+           i.score AS items_score, i.w / p.w AS method_share, e.score AS external_score, x.estimate,
            CASE WHEN e.score IS NOT NULL AND (e.override OR i.score IS NULL) THEN 'external'
+                WHEN x.estimate IS NOT NULL THEN 'estimate'
                 WHEN i.score IS NOT NULL THEN 'items' END AS source
     FROM items c
     FULL OUTER JOIN ext e ON e.suite = c.suite AND e.version = c.version AND e.model = c.model
@@ -143,14 +158,18 @@ WITH planned AS (
          AND i.model = coalesce(c.model, e.model) AND i.dataset = coalesce(c.dataset, e.dataset)
     LEFT JOIN planned p ON p.suite = coalesce(c.suite, e.suite) AND p.version = coalesce(c.version, e.version)
          AND p.dataset = coalesce(c.dataset, e.dataset)
+    LEFT JOIN est x ON x.suite = c.suite AND x.version = c.version AND x.model = c.model AND x.dataset = c.dataset
 )
 SELECT suite, version, model, dataset, n_items, n_ok, n_error, n_unparsed, item_coverage,
-       CASE source WHEN 'external' THEN external_score WHEN 'items' THEN items_score END AS score,
-       -- an imported score stands for the whole dataset
-       CASE source WHEN 'external' THEN 1.0 WHEN 'items' THEN item_coverage * method_share ELSE 0.0 END
-           AS coverage,
+       CASE source WHEN 'external' THEN external_score WHEN 'estimate' THEN estimate
+                   WHEN 'items' THEN items_score END AS score,
+       -- an imported score stands for the whole dataset; an estimate's coverage stays the items
+       -- answered: it says how much was measured, `estimated` that the rest was estimated
+       CASE source WHEN 'external' THEN 1.0 WHEN 'items' THEN item_coverage * method_share
+                   WHEN 'estimate' THEN item_coverage * method_share ELSE 0.0 END AS coverage,
        source, items_score, external_score,
-       n_unparsed / nullif(n_ok, 0) AS unparsed_share  -- answers that could not be read (store/unparsed.sql)
+       n_unparsed / nullif(n_ok, 0) AS unparsed_share,  -- answers that could not be read (store/unparsed.sql)
+       source IS NOT DISTINCT FROM 'estimate' AS estimated
 FROM merged;
 
 -- hierarchy: begin
@@ -167,7 +186,8 @@ WITH planned AS (
 SELECT t.suite, t.version, {{g:d}}d.model, t.task, t.sub_ability, t.level, any_value(t.weight) AS weight,
        sum(td.weight * d.score) / nullif(sum(td.weight) FILTER (WHERE d.score IS NOT NULL), 0) AS score,
        sum(td.weight * d.coverage) / any_value(p.w) AS coverage,
-       count(d.score) AS n_present, any_value(p.n) AS n_planned
+       count(d.score) AS n_present, any_value(p.n) AS n_planned,
+       bool_or(d.estimated) AS estimated  -- an estimated dataset score went in
 FROM suite_task_datasets td
 JOIN {{p}}dataset_scores d ON d.suite = td.suite AND d.version = td.version AND d.dataset = td.dataset
 JOIN suite_tasks t ON t.suite = td.suite AND t.version = td.version AND t.task = td.task
@@ -183,7 +203,7 @@ WITH planned AS (
 SELECT t.suite, t.version, {{g:t}}t.model, t.sub_ability, t.level,
        sum(t.weight * t.score) / nullif(sum(t.weight) FILTER (WHERE t.score IS NOT NULL), 0) AS score,
        sum(t.weight * t.coverage) / any_value(p.w) AS coverage,
-       count(t.score) AS n_present, any_value(p.n) AS n_planned
+       count(t.score) AS n_present, any_value(p.n) AS n_planned, bool_or(t.estimated) AS estimated
 FROM {{p}}task_scores t
 JOIN planned p ON p.suite = t.suite AND p.version = t.version AND p.sub_ability = t.sub_ability
      AND p.level = t.level
@@ -218,7 +238,8 @@ WITH planned AS (
 SELECT l.suite, l.version, {{g:l}}l.model, l.sub_ability, any_value(pl.weight) AS weight,
        sum(wk.weight * l.score) / nullif(sum(wk.weight) FILTER (WHERE l.score IS NOT NULL), 0) AS score,
        sum(wp.weight * l.coverage) / any_value(pw.w) AS coverage,
-       any_value(l.present) AS levels_present, any_value(pl.levels) AS levels_planned
+       any_value(l.present) AS levels_present, any_value(pl.levels) AS levels_planned,
+       bool_or(l.estimated) AS estimated
 FROM levels l
 JOIN suites s ON s.suite = l.suite AND s.version = l.version
 JOIN planned pl ON pl.suite = l.suite AND pl.version = l.version AND pl.sub_ability = l.sub_ability
@@ -237,7 +258,7 @@ WITH planned AS (
 SELECT p.suite, p.version, {{g:s}}s.model, p.ability,
        sum(s.weight * s.score) / nullif(sum(s.weight) FILTER (WHERE s.score IS NOT NULL), 0) AS score,
        sum(s.weight * s.coverage) / any_value(p.w) AS coverage,
-       count(s.score) AS n_present, any_value(p.n) AS n_planned
+       count(s.score) AS n_present, any_value(p.n) AS n_planned, bool_or(s.estimated) AS estimated
 FROM {{p}}sub_ability_scores s
 JOIN suite_sub_abilities sa ON sa.suite = s.suite AND sa.version = s.version AND sa.sub_ability = s.sub_ability
 JOIN planned p ON p.suite = s.suite AND p.version = s.version AND p.ability = sa.ability
@@ -263,7 +284,8 @@ WITH planned AS (
            sum(sa.weight * a.coverage) FILTER (WHERE a.ability IS DISTINCT FROM s.gate)
              / any_value(p.w) AS main_coverage,
            max(a.score) FILTER (WHERE a.ability = s.gate) AS gate_score,
-           max(a.coverage) FILTER (WHERE a.ability = s.gate) AS gate_coverage
+           max(a.coverage) FILTER (WHERE a.ability = s.gate) AS gate_coverage,
+           bool_or(a.estimated) AS estimated  -- the gate's too: it decides the veto
     FROM {{p}}ability_scores a
     JOIN suites s ON s.suite = a.suite AND s.version = a.version
     JOIN suite_abilities sa ON sa.suite = a.suite AND sa.version = a.version AND sa.ability = a.ability
@@ -286,7 +308,7 @@ SELECT {{g:totals}}totals.suite, totals.version, totals.model,
        total, raw_total, vetoed,
        least(coalesce(main_coverage, 0.0),
              CASE WHEN gate IS NULL THEN 1.0 ELSE coalesce(gate_coverage, 0.0) END) AS coverage,
-       gate_score, gate_coverage, main_coverage{{bounds}}
+       gate_score, gate_coverage, main_coverage, estimated{{bounds}}
 FROM totals{{bounds_join}};
 
 -- hierarchy: end
@@ -315,18 +337,19 @@ WHERE m.dataset IN (SELECT dataset FROM dataset_metrics)
 -- Bootstrap intervals beside each node's point estimate (the views above, so
 -- `score` is exactly theirs). The bounds are stored by store/bootstrap.py:
 -- compute_intervals(con), which `report` runs when the results changed; NULL
--- bounds: not computed yet, or the results changed since (interval_signature()). source: 'items' or 'external' (an imported score,
--- held constant: zero width) on dataset rows. Semantics in docs/suites.md.
+-- bounds: not computed yet, or the results changed since (interval_signature()). source: 'items',
+-- 'estimate' (from a fraction of the items: the estimate's own interval) or 'external' (an imported
+-- score, held constant: zero width) on dataset rows; estimated: an estimated dataset score went in. Semantics in docs/suites.md.
 CREATE OR REPLACE VIEW intervals AS
 WITH points AS (
-    SELECT suite, version, model, 'dataset' AS level, dataset AS node, score, source FROM dataset_scores
-    UNION ALL SELECT suite, version, model, 'task', task, score, NULL FROM task_scores
-    UNION ALL SELECT suite, version, model, 'sub_ability', sub_ability, score, NULL FROM sub_ability_scores
-    UNION ALL SELECT suite, version, model, 'ability', ability, score, NULL FROM ability_scores
+    SELECT suite, version, model, 'dataset' AS level, dataset AS node, score, source, estimated FROM dataset_scores
+    UNION ALL SELECT suite, version, model, 'task', task, score, NULL, estimated FROM task_scores
+    UNION ALL SELECT suite, version, model, 'sub_ability', sub_ability, score, NULL, estimated FROM sub_ability_scores
+    UNION ALL SELECT suite, version, model, 'ability', ability, score, NULL, estimated FROM ability_scores
     -- the would-be score: its interval is the score's own uncertainty; the veto's is p_veto
-    UNION ALL SELECT suite, version, model, 'overall', 'overall', raw_total, NULL FROM leaderboard
+    UNION ALL SELECT suite, version, model, 'overall', 'overall', raw_total, NULL, estimated FROM leaderboard
 )
-SELECT p.suite, p.version, p.model, p.level, p.node, p.score, b.ci_low, b.ci_high, p.source
+SELECT p.suite, p.version, p.model, p.level, p.node, p.score, b.ci_low, b.ci_high, p.source, p.estimated
 FROM points p
 LEFT JOIN interval_bounds b ON b.suite = p.suite AND b.version = p.version AND b.model = p.model
      AND b.level = p.level AND b.node = p.node AND {{fresh_bounds}};

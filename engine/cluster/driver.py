@@ -52,12 +52,11 @@ from engine.run.progress import Progress, log
 from engine.run.signals import signalled, signals_remembered
 from engine.sweep.live import live_view_thread
 from engine.sweep.plan import SweepOptions, SweepPlan
-from engine.sweep.prepare import SweepResult, run_sweep, stamp_run
+from engine.sweep.prepare import SweepResult, keep_intervals, run_sweep, stamp_run
 from engine.version import ENGINE_VERSION
 from providers.errors import ErrorClass, ProviderError
 from store import cluster as units_table
 from store import resume
-from store.bootstrap import compute_intervals
 from store.writer import insert_rows
 
 PROGRESS_EVERY_S = 10.0
@@ -162,9 +161,8 @@ class Driver:
             run_s = time.perf_counter() - t0
         finally:
             self._stop_everything()
-        if not interrupted:
-            with contextlib.suppress(duckdb.Error):
-                compute_intervals(self.con)
+        if not interrupted:  # as on one machine: a --fraction's models estimated, then the bounds
+            keep_intervals(self.con, [m.name for m in self.cfg.models] if self.opts.fraction is not None else None)
         self._summary()
         errors = sum(c.errors for c in self.progress.counters.values())
         rows = sum(c.done - c.start_done for c in self.progress.counters.values())

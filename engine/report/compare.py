@@ -22,6 +22,7 @@ import msgspec
 import numpy as np
 
 from benchmark.errors import UserError
+from engine.report.estimated import ESTIMATED_MARK
 from engine.report.terminal import one_line, printable
 from store.bootstrap import build_replicates, drop_replicates
 from store.db import connect
@@ -41,6 +42,7 @@ class NodeDiff(msgspec.Struct, frozen=True):
     test: str  # 'mcnemar' | 'bootstrap' | 'imported' (an imported score on either side: no items, no p)
     parent: str | None = None
     note: str | None = None  # overall: which model the gate vetoes on the common items
+    estimated: tuple[str, ...] = ()  # the models whose score here the views estimate (part of a dataset answered)
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
@@ -80,6 +82,7 @@ def compare_models(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], a: st
         imported = {r[0] for r in con.execute(
             "SELECT DISTINCT dataset FROM dataset_scores WHERE suite = ? AND version = ? AND model IN (?, ?) "
             "AND source = 'external'", [*suite, a, b]).fetchall()}
+        estimated = _estimated(con, suite, a, b)
         vetoed = [m for m, v in con.execute(
             "SELECT name, vetoed FROM boot_leaderboard JOIN boot_models USING (model) "
             "WHERE replicate = -1 AND suite = ? AND version = ?",
@@ -100,9 +103,33 @@ def compare_models(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], a: st
             test, p = "mcnemar", mcnemar_exact(*discordant[node])
         note = f"vetoed: {', '.join(sorted(vetoed))} (total 0)" if level == "overall" and vetoed else None
         out.append(NodeDiff(level, node, _num(point), _num(lo), _num(hi), p, counts.get((level, node), 0), test,
-                            parent, note))
+                            parent, note, estimated.get((level, node), ())))
     out.sort(key=lambda r: LEVELS.index(r.level))
     return out
+
+
+_ESTIMATED = """
+SELECT 'dataset', dataset, model FROM dataset_scores WHERE suite = $1 AND version = $2 AND model IN ($3, $4) AND estimated
+UNION ALL SELECT 'task', task, model FROM task_scores
+WHERE suite = $1 AND version = $2 AND model IN ($3, $4) AND estimated
+UNION ALL SELECT 'sub_ability', sub_ability, model FROM sub_ability_scores
+WHERE suite = $1 AND version = $2 AND model IN ($3, $4) AND estimated
+UNION ALL SELECT 'ability', ability, model FROM ability_scores
+WHERE suite = $1 AND version = $2 AND model IN ($3, $4) AND estimated
+UNION ALL SELECT 'overall', 'overall', model FROM leaderboard
+WHERE suite = $1 AND version = $2 AND model IN ($3, $4) AND estimated
+"""
+
+
+def _estimated(con, suite: tuple[str, str], a: str, b: str) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(level, node) -> the models whose score there the views estimate from part of a dataset's items."""
+    if not con.execute("SELECT count(*) FROM dataset_scores WHERE suite = ? AND version = ? AND model IN (?, ?) "
+                       "AND estimated", [*suite, a, b]).fetchone()[0]:
+        return {}  # the usual case, without the views above the datasets
+    out: dict[tuple[str, str], list[str]] = {}
+    for level, node, model in con.execute(_ESTIMATED, [*suite, a, b]).fetchall():
+        out.setdefault((level, node), []).append(model)
+    return {k: tuple(sorted(set(v))) for k, v in out.items()}
 
 
 def _num(x) -> float | None:
@@ -223,7 +250,8 @@ def render_text(a: str, b: str, rows: list[NodeDiff]) -> str:
         star = "*" if (r.ci_low is not None and r.ci_low > 0) or (r.ci_high is not None and r.ci_high < 0) else " "
         label = ("  " * depth + f"{r.node} ({r.level})" if r.level != "overall" else "overall")[:43]
         ci = f"[{_f(r.ci_low)}, {_f(r.ci_high)}]"
-        lines.append(f"{label:<44}{_f(r.diff):>8}{ci:>18}{_p(r.p):>8}{r.n:>8}  {r.test}{star}")
+        est = f" {ESTIMATED_MARK}" if r.estimated else ""
+        lines.append(f"{label:<44}{_f(r.diff):>8}{ci:>18}{_p(r.p):>8}{r.n:>8}  {r.test}{star}{est}")
         for c in sorted(by_parent.get(r.node, []), key=lambda c: c.diff if c.diff is not None else 0):
             if c.level != r.level:
                 add(c, depth + 1)
@@ -233,7 +261,19 @@ def render_text(a: str, b: str, rows: list[NodeDiff]) -> str:
             add(r, 0)
     overall = next((r for r in rows if r.level == "overall"), None)
     lines.append(verdict(a, b, overall))
+    lines += estimated_notes(rows)
     return "\n".join(lines)
+
+
+def estimated_notes(rows: list[NodeDiff]) -> list[str]:
+    """A line per model whose leaderboard scores are estimates: this comparison is not of those."""
+    by_model: dict[str, list[str]] = {}
+    for r in rows:
+        for m in r.estimated if r.level == "dataset" else ():
+            by_model.setdefault(m, []).append(r.node)
+    return [f"{ESTIMATED_MARK} {m} answered part of {', '.join(sorted(ds))}: the leaderboard estimates its scores "
+            "there (docs/estimates.md); this comparison uses only the items both models answered"
+            for m, ds in sorted(by_model.items())]
 
 
 def as_json(rows: list[NodeDiff]) -> dict:
@@ -241,7 +281,8 @@ def as_json(rows: list[NodeDiff]) -> dict:
     for r in rows:
         key = r.node if r.node not in out else f"{r.level}:{r.node}"  # an id shared by two levels stays unique
         out[key] = {"level": r.level, "diff": r.diff, "ci_low": r.ci_low, "ci_high": r.ci_high, "p": r.p,
-                    "n": r.n, "test": r.test} | ({"note": r.note} if r.note else {})
+                    "n": r.n, "test": r.test} | ({"note": r.note} if r.note else {}) | (
+                    {"estimated": list(r.estimated)} if r.estimated else {})
     return out
 
 

@@ -20,6 +20,7 @@ import msgspec
 
 from benchmark.errors import UserError
 from engine.report.baselines import chance_by_dataset
+from engine.report.estimated import ESTIMATED_NOTE, marked, relation_exists, stale_notes
 from engine.report.table import Column, Sheet, fmt, output_width, pct, render, span
 from engine.report.tree import Node, drilldown_sheet, tree_lines
 from engine.report.batch_lines import report_lines as batch_lines
@@ -59,10 +60,11 @@ def leaderboard(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> Sheet
         "ORDER BY rank NULLS LAST, raw_total DESC NULLS LAST, model",
         suite,
     )
-    scores: dict[tuple[str, str], float | None] = {
-        (r["model"], r["ability"]): r["score"]
-        for r in _rows(con, "SELECT model, ability, score FROM ability_scores WHERE suite = ? AND version = ?", suite)
-    }
+    ab_rows = _rows(con, "SELECT * FROM ability_scores WHERE suite = ? AND version = ?", suite)
+    scores: dict[tuple[str, str], float | None] = {(r["model"], r["ability"]): r["score"] for r in ab_rows}
+    # `estimated`: an estimate from part of a dataset's items went in (store/views.sql); absent in old files
+    estimated = {(r["model"], r["ability"]) for r in ab_rows if r.get("estimated")}
+    any_estimated = any(r.get("estimated") for r in board)
     unparsed = dict(con.execute(  # of the answered items, over the suite's datasets
         """SELECT c.model, sum(c.n_unparsed) / nullif(sum(c.n_ok), 0) FROM dataset_coverage c
            JOIN suite_datasets d ON d.dataset = c.dataset WHERE d.suite = ? AND d.version = ? GROUP BY c.model""",
@@ -80,10 +82,13 @@ def leaderboard(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> Sheet
              Spec("Model", ("model",), lambda r: r["model"], right=False),
              # Unranked rows show the would-be score (raw_total), as Table 4 does.
              Spec("Overall", ("total", "raw_total", "vetoed"),
-                  lambda r: fmt(r["total"] if r["rank"] is not None else r["raw_total"]),
+                  lambda r: marked(r.get("estimated"), r["total"] if r["rank"] is not None else r["raw_total"]),
                   lambda r: [r["total"], r["raw_total"], r["vetoed"]])]
     def ability(name: str) -> Callable[[dict], float | None]:
         return lambda r: scores.get((r["model"], name))
+
+    def ability_cell(name: str) -> Callable[[dict], str]:
+        return lambda r: marked((r["model"], name) in estimated, scores.get((r["model"], name)))
 
     def interval(lo: str, hi: str, show: Callable[[Any, Any], str]) -> Callable[[dict], str]:
         return lambda r: show(r[lo], r[hi])
@@ -91,7 +96,7 @@ def leaderboard(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> Sheet
     for a, short in zip(abilities, shorts):
         score = ability(a["ability"])
         specs.append(Spec(a["name"] + (f" ({a['grp']})" if a["grp"] in shared else ""), (a["ability"],),
-                          _formatted(score), _listed(score), short))
+                          ability_cell(a["ability"]), _listed(score), short))
     for lo, hi, head, short, show in INTERVAL_COLUMNS:
         if {lo, hi} <= has:
             specs.append(Spec(head, (lo, hi), interval(lo, hi, show), short=short))
@@ -101,6 +106,9 @@ def leaderboard(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> Sheet
     specs.append(Spec("Coverage", ("coverage",), lambda r: pct(r["coverage"]), short="Cov"))
     specs.append(Spec("Unparsed", ("unparsed",), lambda r: pct(unparsed.get(r["model"])),
                       lambda r: [unparsed.get(r["model"])], short="Unp", in_text=any_unparsed))
+    if any_estimated:  # a CSV column only then: the CSV of complete sweeps stays as it was
+        specs.append(Spec("Estimated", ("estimated",), lambda r: "", lambda r: [bool(r.get("estimated"))],
+                          in_text=False))
     cols = [Column(s.header, tuple(s.cell(r) for r in board), s.short, s.right) for s in specs if s.in_text]
     csv_head = [name for s in specs for name in s.csv]
     csv_rows = [[v for s in specs for v in (s.values(r) if s.values else [r[k] for k in s.csv])] for r in board]
@@ -114,19 +122,19 @@ def leaderboard(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> Sheet
                      "come from bootstrap replicates of the items")
     if any_unparsed:
         notes.append("Unparsed: answered items whose answer could not be parsed (scored wrong), over the suite")
+    if any_estimated:
+        notes.append(ESTIMATED_NOTE + ("; the 95% CI, rank range and P(veto) include their uncertainty"
+                                       if {"ci_low", "rank_low", "p_veto"} & has else ""))
     shown = {r["model"] for r in board}
     for name, how in con.execute("SELECT name, generation->>'answer_constraint' FROM models "
                                  "WHERE generation->>'answer_constraint' IS NOT NULL ORDER BY name").fetchall():
         if name in shown:  # a forced choice is not a free-form answer: say so where scores are compared
             notes.append(f"{name}: choice answers held to the options (answer_constraint = {how}); "
                          "compare with free-form models with care (docs/providers.md)")
+    notes += stale_notes(con, shown)
     notes += _model_versions(con, shown)
     title = f"{meta['title']} — {suite[0]} {suite[1]}"
     return Sheet(title, cols, csv_head, csv_rows, notes, breaks=[len(ranked)] if ranked and len(ranked) < len(board) else [])
-
-
-def _formatted(value: Callable[[dict], float | None]) -> Callable[[dict], str]:
-    return lambda r: fmt(value(r))
 
 
 def _listed(value: Callable[[dict], Any]) -> Callable[[dict], list]:
@@ -213,7 +221,9 @@ def drilldown(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str
     plan = _rows(con, "SELECT * FROM suite_plan WHERE suite = ? AND version = ? ORDER BY position", suite)
     chance = chance_by_dataset(con, suite)
     ci = _intervals(con, suite, model)
-    root = Node(f"{model}", b["total"], b["coverage"], kind="overall", key=model, ci=ci.get(("overall", "overall")))
+    estimates = _estimates(con, model)
+    root = Node(f"{model}", b["total"], b["coverage"], kind="overall", key=model, ci=ci.get(("overall", "overall")),
+                estimated=bool(b.get("estimated")))
     idx: dict[tuple, Node] = {}
     for r in plan:
         a_key, s_key = (r["ability"],), (r["ability"], r["sub_ability"])
@@ -222,28 +232,31 @@ def drilldown(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str
             role = "gate" if r["ability"] == meta["gate"] else f"weight {r['a_w']:g}"
             a = ab.get(r["ability"], {})
             idx[a_key] = Node(r["a_name"], a.get("score"), a.get("coverage"), role, kind="ability", key=r["ability"],
-                              ci=ci.get(("ability", r["ability"])))
+                              ci=ci.get(("ability", r["ability"])), estimated=bool(a.get("estimated")))
             root.children.append(idx[a_key])
         if s_key not in idx:
             s = sub.get(r["sub_ability"], {})
             idx[s_key] = Node(r["s_name"], s.get("score"), s.get("coverage"), f"weight {r['s_w']:g}",
-                              kind="sub_ability", key=r["sub_ability"], ci=ci.get(("sub_ability", r["sub_ability"])))
+                              kind="sub_ability", key=r["sub_ability"], ci=ci.get(("sub_ability", r["sub_ability"])),
+                              estimated=bool(s.get("estimated")))
             idx[a_key].children.append(idx[s_key])
         if l_key not in idx:
             lv = levels.get((r["sub_ability"], r["level"]), {})
             w = _level_weight(diff, meta["missing_levels"], sub.get(r["sub_ability"], {}), r["level"], lv)
             idx[l_key] = Node(f"{LEVEL_NAMES[r['level']]} ({r['level']})", lv.get("score"), lv.get("coverage"), w,
-                              kind="level", key=r["level"])
+                              kind="level", key=r["level"], estimated=bool(lv.get("estimated")))
             idx[s_key].children.append(idx[l_key])
         if t_key not in idx:
             t = tasks.get(r["task"], {})
             idx[t_key] = Node(r["t_name"], t.get("score"), t.get("coverage"), f"weight {r['t_w']:g}",
-                              kind="task", key=r["task"], ci=ci.get(("task", r["task"])))
+                              kind="task", key=r["task"], ci=ci.get(("task", r["task"])),
+                              estimated=bool(t.get("estimated")))
             idx[l_key].children.append(idx[t_key])
         d = ds.get(r["dataset"], {})
-        detail = _dataset_detail(d, r["d_w"], chance.get(r["dataset"]))
+        detail = _dataset_detail(d, r["d_w"], chance.get(r["dataset"]), estimates.get(r["dataset"]))
         idx[t_key].children.append(Node(r["d_name"], d.get("score"), d.get("coverage"), detail,
-                                        kind="dataset", key=r["dataset"], ci=ci.get(("dataset", r["dataset"]))))
+                                        kind="dataset", key=r["dataset"], ci=ci.get(("dataset", r["dataset"])),
+                                        estimated=bool(d.get("estimated"))))
     _sort(root)
     if b["vetoed"]:
         head = f"vetoed (gate {fmt(b['gate_score'])} < {meta['tau']:g}): total 0, would-be {fmt(b['raw_total'])}"
@@ -265,9 +278,19 @@ def _level_weight(diff: dict, mode: str, sub: dict, level: str, lv: dict) -> str
     return f"difficulty weight {row[level] / total:.3g}"
 
 
-def _dataset_detail(d: dict, weight: float, chance: float | None = None) -> str:
+def _dataset_detail(d: dict, weight: float, chance: float | None = None, est: dict | None = None) -> str:
     base = "" if chance is None else f"chance {fmt(chance)}, "
+    if d.get("source") == "estimate" and est:
+        base += (f"estimated from {est['n']}/{est['n_total']} items ({est['method']}; answered mean "
+                 f"{fmt(d['items_score'])}), ")
     return base + _rows_detail(d, weight)
+
+
+def _estimates(con: duckdb.DuckDBPyConnection, model: str) -> dict[str, dict]:
+    """dataset -> the model's fresh estimate (store/estimates.sql); empty in a file made before them."""
+    if not relation_exists(con, "dataset_estimates"):
+        return {}
+    return {r["dataset"]: r for r in _rows(con, "SELECT * FROM dataset_estimates WHERE model = ?", (model,))}
 
 
 def _rows_detail(d: dict, weight: float) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
-from engine.report.table import Column, Sheet, fmt, pct, span, wrap
+from engine.report.estimated import ESTIMATED_MARK, marked
+from engine.report.table import Column, Sheet, pct, span, wrap
 from engine.report.terminal import one_line
 
 
@@ -19,15 +20,18 @@ class Node:
     kind: str = ""  # ability, sub_ability, level, task, dataset (the intervals view's levels, plus level)
     key: str = ""  # the node's id in the suite
     ci: tuple[float, float] | None = None  # the 95% interval, when the intervals view has it
+    estimated: bool = False  # an estimate from part of a dataset's items went into the score
 
 
 def tree_lines(head: str, root: Node, suite: tuple[str, str], width: int) -> list[str]:
     """The drill-down as an indented tree; what does not fit after a label goes on the next line."""
     ci = f" [{span(*root.ci)}]" if root.ci else ""
-    lines = wrap(one_line(f"{root.label} — {suite[0]} {suite[1]} — {head}{ci}, coverage {pct(root.coverage)}"), width)
+    est = f", {ESTIMATED_MARK} estimated" if root.estimated else ""
+    lines = wrap(one_line(f"{root.label} — {suite[0]} {suite[1]} — {head}{ci}, coverage {pct(root.coverage)}{est}"),
+                 width)
 
     def add(n: Node, lead: str, last: bool) -> None:
-        score = "no data" if n.score is None else fmt(n.score)
+        score = "no data" if n.score is None else marked(n.estimated, n.score)
         start = f"{lead}{'└── ' if last else '├── '}{score:>7}" + (f" [{span(*n.ci)}]" if n.ci else "")
         start += f"  {one_line(n.label)}"
         extra = f"cov {pct(n.coverage)}" + (f"  {one_line(n.detail)}" if n.detail else "")
@@ -59,7 +63,7 @@ def drilldown_sheet(head: str, root: Node, suite: tuple[str, str]) -> Sheet:
     walk(root, 0)
     cols = [Column("Level", tuple(n.kind for _, n in rows), right=False),
             Column("Node", tuple("· " * d + n.label for d, n in rows), right=False),
-            Column("Score", tuple(fmt(n.score) for _, n in rows)),
+            Column("Score", tuple(marked(n.estimated, n.score) for _, n in rows)),
             Column("Coverage", tuple(pct(n.coverage) for _, n in rows)),
             Column("Detail", tuple(n.detail for _, n in rows), right=False)]
     if any(n.ci for _, n in rows):

@@ -6,8 +6,9 @@ For every (model, dataset) where the model answered a subset of the items: the m
 estimate on the dataset's 0-100 scale, its 95 % interval, n, n_total and the method
 (store/estimator.py, docs/estimates.md). Not `sweep --estimate`, the cost estimate
 (engine/sweep/cost.py). The estimates and the item models are stored (tables `estimates`,
-`item_fits`, view `dataset_estimates`); while a sweep holds the database they are computed
-from its read-only copy and not stored.
+`item_fits`, view `dataset_estimates`), and the file's bootstrap bounds, if it has any, are
+recomputed with them (dataset_scores uses them); while a sweep holds the database they are
+computed from its read-only copy and not stored.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import duckdb
 import msgspec
 
+from engine.report.estimated import relation_exists
+from store.bootstrap import refresh_intervals
 from store.db import StoreError, StoreLocked, connect
 from store.estimates import EstimateRun, compute_estimates
 
@@ -36,13 +40,35 @@ def estimate(opts: EstimateOptions) -> int:
         con, store = connect(opts.db, read_only=True), False
     try:
         run = compute_estimates(con, opts.models, store=store)
+        # The views' dataset scores now use these estimates: bounds the file holds are brought up to
+        # date with them (a file without any keeps none; `report` computes its own when it reads).
+        if store and con.execute("SELECT count(*) FROM interval_state").fetchone() != (0,):
+            refresh_intervals(con)
+        unused = _not_in_the_views(con, {d for per in run.estimates.values() for d in per})
     finally:
         con.close()
+    if unused:  # stderr: stdout stays the table or the JSON
+        print(f"estimates not used by the views (the suite's score of the dataset is not the mean item score): "
+              f"{', '.join(unused)}", file=sys.stderr)
     if opts.json_out:
         sys.stdout.write(msgspec.json.encode(run.estimates).decode() + "\n")
     else:
         _print(run)
     return 0
+
+
+def _not_in_the_views(con: duckdb.DuckDBPyConnection, datasets: set[str]) -> list[str]:
+    """The estimated datasets a loaded suite has whose score there is not the mean item score
+    (store/views.sql: estimable_datasets): the views keep the answered items' score for them."""
+    if not relation_exists(con, "estimable_datasets"):  # a read-only file made before the estimates' views
+        return []
+    rows = con.execute("""
+        SELECT DISTINCT d.suite || ' ' || d.version || ': ' || d.dataset FROM suite_datasets d
+        WHERE d.dataset IN (SELECT unnest(?::VARCHAR[]))
+          AND NOT EXISTS (SELECT 1 FROM estimable_datasets x
+                          WHERE x.suite = d.suite AND x.version = d.version AND x.dataset = d.dataset)
+        ORDER BY 1""", [sorted(datasets)]).fetchall()
+    return [r[0] for r in rows]
 
 
 def _print(run: EstimateRun) -> None:

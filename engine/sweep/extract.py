@@ -32,7 +32,10 @@ from benchmark.extract import Choices, extract_multi, extract_single
 from engine.config import ModelConfig, ModelsFile, load_models
 from benchmark.errors import UserError
 from engine.lanes.extract_model import Extractor, Reading, wants_model
-from engine.run.endpoints import build_limits
+from engine.errors import EXIT_UNREACHABLE
+from engine.run.endpoints import build_breakers, build_limits
+from providers.breaker import Breaker
+from providers.errors import Unreachable
 
 
 PROGRESS_EVERY = 25  # extractor answers between progress lines on stderr
@@ -122,10 +125,14 @@ def answer_of(reading: Reading, multi: bool) -> Any:
     return list(reading.codes) if multi else reading.codes[0]
 
 
-async def by_model(lines: list[Line], cfg: ModelConfig) -> list[Reading]:
-    """Ask the extractor about each line, ``max_concurrency`` at a time; readings in input order."""
+async def by_model(lines: list[Line], cfg: ModelConfig) -> tuple[list[Reading | None], Breaker]:
+    """Ask the extractor about each line, ``max_concurrency`` at a time; readings in input order.
+
+    The endpoint's breaker is a sweep's (engine/run/endpoints.py): once it gives up, the lines not yet
+    asked stay None (unread, for a later run) instead of each costing its retries."""
     limits = build_limits(ModelsFile(models=[], extractor=cfg))[cfg.name]  # as a sweep builds them
-    ex = Extractor(cfg, limits)
+    breaker = build_breakers([cfg])[cfg.name]
+    ex = Extractor(cfg, limits, breaker)
     out: list[Reading | None] = [None] * len(lines)
     todo = iter(range(len(lines)))
     done = 0
@@ -133,7 +140,10 @@ async def by_model(lines: list[Line], cfg: ModelConfig) -> list[Reading]:
     async def worker() -> None:
         nonlocal done
         for i in todo:  # workers share one iterator; `next` never awaits
-            out[i] = await ex.read(lines[i].options, lines[i].response or "", lines[i].multi)
+            try:
+                out[i] = await ex.read(lines[i].options, lines[i].response or "", lines[i].multi)
+            except Unreachable:
+                return  # the breaker gave up: every worker meets it on its next call
             done += 1
             if done % PROGRESS_EVERY == 0:
                 print(f"extract: the extractor model has read {done}/{len(lines)}", file=sys.stderr, flush=True)
@@ -145,7 +155,7 @@ async def by_model(lines: list[Line], cfg: ModelConfig) -> list[Reading]:
     finally:
         with anyio.CancelScope(shield=True):
             await ex.aclose()
-    return [r for r in out if r is not None]
+    return out, breaker
 
 
 def load_extractor(path: Path) -> ModelConfig:
@@ -176,14 +186,19 @@ def extract(opts: ExtractOptions) -> int:
     for line in lines:
         line.answer = by_rules(line)
     asked: list[Line] = []
+    gone: Breaker | None = None
+    unasked = 0
     if extractor is not None:
         asked = [ln for ln in lines if ln.answer is None and wants_model(ln.response, ln.finish_reason)]
-        readings = anyio.run(by_model, asked, extractor)
+        readings, breaker = anyio.run(by_model, asked, extractor)
         for line, reading in zip(asked, readings):
-            line.answer, line.by = answer_of(reading, line.multi), "model"
-        statuses = Counter(r.status for r in readings)
+            if reading is not None:
+                line.answer, line.by = answer_of(reading, line.multi), "model"
+        statuses = Counter(r.status for r in readings if r is not None)
         print(f"extract: the extractor model's replies: {dict(statuses)} (error: the call failed, the line stays "
               "unread)", file=sys.stderr)
+        if breaker.given_up:
+            gone, unasked = breaker, sum(r is None for r in readings)
     out = sys.stdout
     for line in lines:
         out.write(json.dumps({"id": line.id, "answer": line.answer, "by": line.by}, ensure_ascii=False) + "\n")
@@ -193,4 +208,8 @@ def extract(opts: ExtractOptions) -> int:
     print(f"extract: {len(lines)} lines: {n_rules} read by the rules"
           + (f", {n_model} by the extractor model ({len(asked)} asked)" if extractor is not None else "")
           + f", {len(lines) - n_rules - n_model} unread", file=sys.stderr)
+    if gone is not None:
+        print(f"extract: {gone.endpoint} was given up ({gone.reason}): {unasked} lines were not asked; "
+              "run the same command again later", file=sys.stderr)
+        return EXIT_UNREACHABLE
     return 0

@@ -3,6 +3,7 @@ suite, and each dataset's seeded sample (a smaller --limit is a prefix of a larg
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -35,6 +36,8 @@ class SweepOptions(msgspec.Struct, frozen=True, kw_only=True):
     allow_mixed: bool = False
     budget_usd: float | None = None  # stop dispatching new items once this much is spent
     serve_port: int | None = None  # serve the live view (engine/report/serve.py) on this loopback port
+    fraction: float | None = None  # ask this seeded share of every dataset's sample: the prefix a full sweep extends
+    until_stable: bool = False  # ask in rounds until the rank is settled (engine/sweep/until_stable.py)
 
 
 class SweepPlan(msgspec.Struct):
@@ -52,6 +55,7 @@ def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> SweepPlan:
     if opts.datasets is None and cfg.sweep.datasets is not None and not cfg.sweep.datasets:
         raise UserError(f"{opts.models_path}: [sweep] datasets is empty: name at least one dataset id "
                         "(leave the key out for the whole suite)")
+    check_shares(opts)
     opts = with_file_defaults(opts, cfg.sweep)
     assert opts.suite is not None and opts.data_dir is not None  # with_file_defaults fills them
     suite = load_suite(opts.suite)
@@ -70,7 +74,28 @@ def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> SweepPlan:
         pull_data([ds.id for ds in datasets], opts.data_dir, quiet=opts.quiet)
     # Data problems surface here, before any model is called.
     planned = [load_dataset(ds, opts.data_dir, limit, suite.seed) for ds in datasets]
+    if opts.fraction is not None:
+        planned = [PlannedDataset(p.dataset, p.records[:share_of(len(p.records), opts.fraction)]) for p in planned]
     return SweepPlan(opts, cfg, suite, planned)
+
+
+def check_shares(opts: SweepOptions) -> None:
+    """--fraction and --until-stable: each within the sample --limit (or the models file) sets, not both."""
+    f = opts.fraction
+    if f is not None and not 0 < f <= 1:  # also NaN
+        raise UserError(f"--fraction must be > 0 and at most 1 (the share of every dataset's sample), got {f:g}")
+    if f is not None and opts.until_stable:
+        raise UserError("--fraction and --until-stable do not go together: --until-stable chooses how much of "
+                        "each dataset to ask")
+    if opts.limit is not None and (f is not None or opts.until_stable):
+        flag = "--fraction" if f is not None else "--until-stable"
+        raise UserError(f"--limit and {flag} do not go together: {flag} asks a share of the suite's sample (its "
+                        "size: the models file's [sweep] limit, else the suite's sample_size)")
+
+
+def share_of(size: int, fraction: float) -> int:
+    """Items of a sample of `size` that --fraction asks: rounded up, so every dataset gets at least one."""
+    return min(size, math.ceil(fraction * size - 1e-9))
 
 
 def with_file_defaults(opts: SweepOptions, file: SweepDefaults) -> SweepOptions:

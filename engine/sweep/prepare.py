@@ -23,6 +23,8 @@ from engine.sweep.local_server import served_models
 from engine.sweep.plan import SweepOptions, SweepPlan, plan_sweep, run_stamp
 from store import identity as store_identity
 from store import resume, runs
+from store.bootstrap import compute_intervals
+from store.estimates import compute_estimates
 from store.db import connect, transaction, write_failure
 from store.suite_tables import load_suite_tables
 
@@ -119,3 +121,18 @@ def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned:
         runs.record_datasets(con, [p.dataset for p in planned])
 
 
+def keep_intervals(con: duckdb.DuckDBPyConnection, estimated: list[str] | None = None) -> None:
+    """The bounds belong beside the scores, for readers who open the file read-only; a failure is a warning.
+
+    `estimated`: models that answered a share (--fraction) are estimated first, so the views and
+    their bounds score them by their estimates (docs/estimates.md) without an `estimate` run."""
+    try:
+        if estimated:
+            compute_estimates(con, estimated)
+    except (UserError, duckdb.Error) as e:  # no scored row yet: the views score what was answered
+        log(f"warning: estimates not computed ({str(e).splitlines()[0]}); `estimate DB` computes them")
+    try:
+        compute_intervals(con)
+    except duckdb.Error as e:
+        log(f"warning: confidence intervals not computed ({str(e).splitlines()[0]}); "
+            "`report` computes them when it is run")

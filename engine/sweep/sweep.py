@@ -23,7 +23,8 @@ from engine.lanes.judge import JudgeLane, JudgePlan, plan_judging
 from engine.sweep.local_server import serve_local_models
 from engine.lanes.work import PlannedDataset, pending_work
 from engine.sweep.plan import SweepOptions, SweepPlan
-from engine.sweep.prepare import SweepResult, run_sweep, stamp_run
+from engine.sweep.prepare import SweepResult, keep_intervals, run_sweep, stamp_run
+from engine.sweep.until_stable import Round, in_rounds
 from engine.report.summary import log_run_end
 from engine.version import ENGINE_VERSION
 from engine.run.progress import Progress, log
@@ -35,7 +36,6 @@ from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
 from store import extractions, resume, snapshot
-from store.bootstrap import compute_intervals
 
 
 def sweep(opts: SweepOptions) -> SweepResult:
@@ -44,6 +44,8 @@ def sweep(opts: SweepOptions) -> SweepResult:
 
 def _on_this_machine(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnection) -> SweepResult:
     with serve_local_models(cfg, quiet=plan.opts.quiet) as cfg:
+        if plan.opts.until_stable:
+            return in_rounds(con, plan, cfg, _sweep_with_store)
         return _sweep_with_store(con, opts=plan.opts, cfg=cfg, suite_name=plan.suite.name,
                                  suite_version=plan.suite.version, planned=plan.planned)
 
@@ -57,23 +59,30 @@ def judge_stored(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnectio
 
 
 def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: ModelsFile, suite_name: str,
-                      suite_version: str, planned: list[PlannedDataset],
+                      suite_version: str, planned: list[PlannedDataset], step: Round | None = None,
                       answered_elsewhere: bool = False) -> SweepResult:
+    """One run; `step`: each model asks only its prefix of each dataset (a round of --until-stable);
+    `answered_elsewhere`: the model lanes ask nothing (the cluster's hosts made the calls)."""
     names = [m.name for m in cfg.models]
     run_id = uuid.uuid4().hex[:12]
     # --fresh deleted the answers before they were made elsewhere: not again (the side lanes' own still go).
     stamp_opts = msgspec.structs.replace(opts, fresh=False) if answered_elsewhere else opts
     stamps = stamp_run(con, opts=stamp_opts, cfg=cfg, planned=planned, suite_version=suite_version, run_id=run_id)
 
-    counts = resume.done_counts(con, names, {p.id: p.ids for p in planned})
+    mine = {m: step.planned(m, planned) if step else planned for m in names}
     if answered_elsewhere:  # what is not stored stays unasked here: the model lanes have no work
         counts = {(m, p.id): p.size for m in names for p in planned}
+    elif step is None:
+        counts = resume.done_counts(con, names, {p.id: p.ids for p in planned})
+    else:  # done counts of each model's own prefix: rows past it must not make it look done
+        counts = {k: v for m in names for k, v in resume.done_counts(con, [m], {p.id: p.ids for p in mine[m]}).items()}
     partial = {(m, p.id): resume.done_keys(con, m, p.id)
-               for m in names for p in planned if 0 < counts.get((m, p.id), 0) < p.size}
+               for m in names for p in mine[m] if 0 < counts.get((m, p.id), 0) < p.size}
     progress = Progress(quiet=opts.quiet)
-    total = sum(p.size for p in planned)
     for m in names:
-        progress.add(m, total, sum(min(counts.get((m, p.id), 0), p.size) for p in planned))
+        progress.add(m, sum(p.size for p in mine[m]), sum(min(counts.get((m, p.id), 0), p.size) for p in mine[m]))
+    if step is not None:
+        progress.notes.update(step.notes)
 
     judging = plan_judging(cfg, planned, con, run_id=run_id, counts=counts, fresh=opts.fresh,
                            models_path=opts.models_path, quiet=opts.quiet)
@@ -85,7 +94,7 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     assert opts.db is not None  # with_file_defaults set it
     snaps = snapshot.Snapshots(opts.db)
     lanes = SweepLanes(opts=opts, cfg=cfg, planned=planned, stamps=stamps, counts=counts, partial=partial,
-                      judging=judging, extracting=extracting, snaps=snaps)
+                      judging=judging, extracting=extracting, snaps=snaps, mine=mine)
     # The `runs` row is inserted just before the run loop, which ends it: a failure earlier leaves none.
     record = StoredRun(con, run_id, command=str(opts.models_path), engine_version=ENGINE_VERSION, suite=suite_name,
                        suite_version=suite_version)
@@ -96,12 +105,8 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     result.run_s = time.perf_counter() - t0
     gone = unreachable_models(breakers)
     result.unreachable = list(gone)
-    try:  # the bounds belong beside the scores, for readers who open the file read-only
-        if not result.interrupted:
-            compute_intervals(con)
-    except duckdb.Error as e:
-        log(f"warning: confidence intervals not computed ({str(e).splitlines()[0]}); "
-            "`report` computes them when it is run")
+    if not result.interrupted and step is None:  # rounds: once, after the last (engine/sweep/until_stable.py)
+        keep_intervals(con, names if opts.fraction is not None else None)
     with contextlib.suppress(duckdb.Error, OSError):  # the final state, for readers of the snapshot
         snaps.final(con, result.rows_written)
     result.errors = sum(c.errors for c in progress.counters.values())
@@ -129,6 +134,7 @@ class SweepLanes(msgspec.Struct, kw_only=True):
     judging: JudgePlan | None
     extracting: ExtractorPlan | None
     snaps: snapshot.Snapshots
+    mine: dict[str, list[PlannedDataset]]  # model -> what it asks this run (a round: its prefixes)
 
     def done_count(self, model: str, dataset: str) -> int:
         return self.counts.get((model, dataset), 0)
@@ -181,11 +187,11 @@ async def _run(ctx: RunContext, run: SweepLanes) -> SweepResult:
 def model_lane(m: ModelConfig, run: SweepLanes, provider: ProviderSet) -> Lane:
     """One evaluated model's lane over its pending work: a batched model goes through its provider's batch
     API (engine/lanes/batch/model_lane.py), any other calls it."""
-    work = pending_work(run.planned, functools.partial(run.done_count, m.name),
-                        functools.partial(run.done_keys, m.name),
-                        prompt_budgets(m, [p.dataset for p in run.planned]))
+    planned = run.mine[m.name]
+    work = pending_work(planned, functools.partial(run.done_count, m.name), functools.partial(run.done_keys, m.name),
+                        prompt_budgets(m, [p.dataset for p in planned]))
     if m.batch:
-        return SweepBatchLane(m, providers=provider, planned=run.planned, work=work, stamps=run.stamps[m.name])
+        return SweepBatchLane(m, providers=provider, planned=planned, work=work, stamps=run.stamps[m.name])
     return ModelLane(m.name, provider=provider, work=work, concurrency=m.concurrency, stamps=run.stamps[m.name])
 
 

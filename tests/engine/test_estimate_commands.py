@@ -78,3 +78,28 @@ def test_a_known_dataset_is_checked_against_its_items_and_scored_by_the_views(tm
         assert con.execute("SELECT dataset, value FROM metric_values ORDER BY 1").fetchall() == [("sst2", 0.5)]
     finally:
         con.close()
+
+
+def test_estimate_brings_the_files_bounds_up_to_date_with_the_estimates(tmp_path, capsys):
+    from store.bootstrap import compute_intervals
+    from tests.store.test_estimated_scores import partial_db
+
+    con = partial_db(tmp_path)
+    compute_intervals(con, replicates=100)
+    con.close()
+    db = tmp_path / "results.duckdb"
+    assert main(["estimate", str(db)]) == 0
+    con = duckdb.connect(str(db))
+    try:
+        # too few full models for an item model: the answered mean (75) with its Wilson interval, used by the views
+        assert con.execute("SELECT score, estimated FROM dataset_scores WHERE model = 'new' AND dataset = 'df1'"
+                           ).fetchone() == (75.0, True)
+        lo, hi, est = con.execute("SELECT ci_low, ci_high, estimated FROM leaderboard WHERE model = 'new'").fetchone()
+        assert est is True and lo is not None and hi is not None  # refreshed, not hidden as stale
+        # a suite that scores df1 by an F1: the estimate is not its score, and `estimate` says so
+        con.execute("UPDATE dataset_metrics SET kind = 'micro_f1', a = 'tp', b = 'fp', c = 'fn' WHERE dataset = 'df1'")
+    finally:
+        con.close()
+    assert main(["estimate", str(db)]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "estimates not used by the views (the suite's score of the dataset is not the mean item score): est 1: df1")

@@ -82,6 +82,10 @@ def test_jsonl_and_parquet(tmp_path):
      "items.csv:5: m/d/1 already given on line 2"),
     ("", "items.csv: empty file"),
     ("model,dataset,item_id,score\n", "items.csv: no rows"),
+    # A model's name keeps the models.toml rule (benchmark/names.py): the first row of the bad name is named.
+    ('model,dataset,item_id,score\nm,d,1,1\n"gpt, big",d,1,1\n', "items.csv:3: model 'gpt, big' holds a comma"),
+    ("model,dataset,item_id,score\nm,d,1,1\nm,d,2,1\nx\x1b[2J,d,1,0\n",
+     "items.csv:4: model 'x\\x1b[2J' holds a control character"),
 ])
 def test_bad_csv_names_the_line_and_writes_nothing(tmp_path, text, message):
     f = _write(tmp_path / "items.csv", text)

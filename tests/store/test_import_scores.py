@@ -73,6 +73,8 @@ def test_header_order_bom_and_a_suite_file_path(db, tmp_path):
     ("model,dataset,score\nm,sst2,high\n", "scores.csv:2: score 'high' is not a number"),
     ("model,dataset,score\nm,sst2\n", "scores.csv:2: expected 3 fields, got 2"),
     ("model,dataset,score\n,sst2,3\n", "scores.csv:2: empty model"),
+    ('model,dataset,score\nm,sst2,1\n"a,b",sst2,3\n', "scores.csv:3: model 'a,b' holds a comma"),
+    ("model,dataset,score\nx\x1b]0;t\x07,sst2,3\n", "scores.csv:2: model 'x\\x1b]0;t\\x07' holds a control character"),
     ("model,dataset,score\nm,sst2,1\nm,sst2,2\n", "scores.csv:3: m/sst2 already given on line 2"),
     ("model,dataset,points\nm,sst2,1\n", "scores.csv:1: header must be the columns model,dataset,score"),
     ("", "scores.csv: empty file"),

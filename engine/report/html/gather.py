@@ -15,9 +15,9 @@ import duckdb
 import orjson
 
 from engine.report.baselines import chance_by_dataset
+from engine.report.estimated import ESTIMATED_NOTE, relation_exists, stale_notes
 from engine.report.html.figures import figures
 from engine.version import ENGINE_VERSION
-from store.query import single
 
 
 # Columns the interval work adds to `leaderboard`; shown when present, absent before it exists.
@@ -34,12 +34,6 @@ def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = ()) -> list[dic
     cur = con.execute(sql, params)
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r)) for r in cur.fetchall()]
-
-
-def relation_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    """A table or view of that name (views made by other modules may not exist in older files)."""
-    n = single(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchone())
-    return n > 0
 
 
 def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figures: bool = True) -> dict:
@@ -60,6 +54,11 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
         r["abilities"] = {a["id"]: scores["ability"].get(r["model"], {}).get(a["id"], [None])[0] for a in abilities}
         r.pop("suite", None), r.pop("version", None)
     models = model_rows(con)
+    shown = {r["model"] for r in board}
+    notes = constraint_notes(con, shown)
+    if any(r.get("estimated") for r in board):
+        notes.append(ESTIMATED_NOTE + "; the intervals, rank ranges and P(veto) include their uncertainty")
+    notes += stale_notes(con, shown)
     data = {
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "suite": meta,
@@ -74,21 +73,34 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
                            "cost_per_item_usd FROM model_costs ORDER BY model")
         if relation_exists(con, "model_costs") else [],
         "manifest": manifest(con, suite, models),
-        "notes": constraint_notes(con, {r["model"] for r in board}),
+        "notes": notes,
+        "estimates": estimates(con),
     }
     data["figures"] = figures(data, models) if with_figures else []
     return data
 
 
 def node_scores(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> dict[str, dict[str, dict[str, list]]]:
-    """level -> model -> node -> [score, coverage, ci_low, ci_high] (bounds None: attach_bounds fills them)."""
+    """level -> model -> node -> [score, coverage, ci_low, ci_high] (bounds None: attach_bounds fills them),
+    and a fifth element true where an estimate from part of a dataset's items went into the score."""
     out: dict[str, dict[str, dict[str, list]]] = {}
     for level, (view, col) in SCORE_VIEWS.items():
         per: dict[str, dict[str, list]] = {}
-        for r in rows(con, f"SELECT model, {col} AS node, score, coverage FROM {view} WHERE suite = ? AND version = ?",
+        for r in rows(con, f"SELECT * EXCLUDE ({col}), {col} AS node FROM {view} WHERE suite = ? AND version = ?",
                       suite):
-            per.setdefault(r["model"], {})[r["node"]] = [r["score"], r["coverage"], None, None]
+            cell = [r["score"], r["coverage"], None, None] + ([True] if r.get("estimated") else [])
+            per.setdefault(r["model"], {})[r["node"]] = cell
         out[level] = per
+    return out
+
+
+def estimates(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, dict]]:
+    """model -> dataset -> {n, n_total, method} of the fresh estimates (store/estimates.sql), for the tree."""
+    if not relation_exists(con, "dataset_estimates"):
+        return {}
+    out: dict[str, dict[str, dict]] = {}
+    for r in rows(con, "SELECT model, dataset, n, n_total, method FROM dataset_estimates ORDER BY ALL"):
+        out.setdefault(r.pop("model"), {})[r.pop("dataset")] = r
     return out
 
 

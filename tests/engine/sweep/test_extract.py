@@ -138,3 +138,28 @@ def test_an_id_that_is_not_valid_unicode_exits_2(tmp_path, capsys):
     assert main(["extract", str(f)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{f} line 2:" in err[0] and "`id`" in err[0]
+
+
+def test_a_dead_extractor_is_given_up_every_line_written_and_exit_3(tmp_path):
+    """The extractor's endpoint has the sweep's breaker: a dead one costs its patience once, not retries per line."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]  # nothing listens there
+    lines = [*CASES, *({"id": f"u{k}", "response": "I cannot decide.", "options": OPTS4} for k in range(40))]
+    f, models = tmp_path / "in.jsonl", tmp_path / "m.toml"
+    f.write_text(_jsonl(lines), encoding="utf-8")
+    models.write_text(f'[extractor]\nprovider = "openai"\nbase_url = "http://127.0.0.1:{dead}/v1"\nmodel = "x"\n'
+                      'api_key_env = "NO_KEY_NEEDED"\nunreachable_after_s = 2\nmax_retries = 50\nmax_concurrency = 2\n')
+    r = subprocess.run([sys.executable, "-m", "engine", "extract", str(f), "--extractor", str(models)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120, env={**__import__("os").environ,
+                                                                          "NO_KEY_NEEDED": "k"})
+    assert r.returncode == 3, r.stderr
+    out = _out(r.stdout)
+    assert [x["id"] for x in out] == [x["id"] for x in lines]  # every line written, in order
+    assert out[:5] == EXPECTED  # what the rules read is kept
+    assert all(x["answer"] is None for x in out[5:])
+    assert "was given up" in r.stderr and "lines were not asked" in r.stderr
+    unasked = int(r.stderr.split(" lines were not asked")[0].rsplit(" ", 1)[1])
+    assert unasked >= 41 - 2, r.stderr  # at most one question in flight per worker when it gave up (2 workers)

@@ -15,6 +15,8 @@ function el(tag, attrs, ...kids) {
   return e;
 }
 const fmt = (x, d = 2) => (x == null || Number.isNaN(x)) ? "—" : Number(x).toFixed(d);
+// "≈" before a score an estimate from part of a dataset's items went into (engine/report/table.py)
+const est = (flag, x) => (flag && x != null ? "≈" : "") + fmt(x);
 const pct = x => x == null ? "—" : (x >= 0.9995 ? "100%" : (100 * x).toFixed(1) + "%");
 const int = x => x == null ? "—" : Number(x).toLocaleString("en-US");
 const usd = x => x == null ? "—" : "$" + Number(x).toFixed(x < 1 ? 4 : 2);
@@ -67,15 +69,16 @@ function renderLeaderboard(d) {
     { label: "Overall", value: r => r.vetoed ? 0 : r.rank == null ? r.raw_total : r.total,
       show: r => r.raw_total == null && r.rank == null ? (r.vetoed ? "0" : "—")
         : r.vetoed ? el("span", {}, "0 ", el("span", { class: "ci", text: `(would-be ${fmt(r.raw_total)})` }))
-        : r.rank == null ? el("span", {}, fmt(r.raw_total), el("span", { class: "ci", text: " (would-be)" }))
-        : fmt(r.total) },
+        : r.rank == null ? el("span", {}, est(r.estimated, r.raw_total), el("span", { class: "ci", text: " (would-be)" }))
+        : est(r.estimated, r.total) },
   ];
   if (ci.includes("ci_low")) cols.push({ label: "95% CI", title: "bootstrap interval of the total",
     value: r => r.ci_low, show: r => r.ci_low == null ? "—" : `${fmt(r.ci_low)}–${fmt(r.ci_high)}` });
   if (ci.includes("rank_low")) cols.push({ label: "Rank range", title: "95% range of the rank over replicates",
     value: r => r.rank_low, show: r => r.rank_low == null ? "—" : `${r.rank_low}–${r.rank_high}` });
   for (const a of d.abilities) cols.push({ label: a.name + (a.id === d.suite.gate ? " (gate)" : ""),
-    title: a.grp || "", value: r => r.abilities[a.id], show: r => fmt(r.abilities[a.id]) });
+    title: a.grp || "", value: r => r.abilities[a.id],
+    show: r => est((((d.scores.ability || {})[r.model] || {})[a.id] || [])[4], r.abilities[a.id]) });
   if (ci.includes("p_veto")) cols.push({ label: "P(veto)", title: "share of replicates in which the veto fires",
     value: r => r.p_veto, show: r => fmt(r.p_veto) });
   cols.push({ label: "Coverage", value: r => r.coverage, show: r => pct(r.coverage) });
@@ -136,7 +139,7 @@ function renderDrilldown(d) {
 
 function node(label, cell, detail) {
   return { label, score: cell ? cell[0] : null, cov: cell ? cell[1] : null,
-           lo: cell ? cell[2] : null, hi: cell ? cell[3] : null, detail, kids: [] };
+           lo: cell ? cell[2] : null, hi: cell ? cell[3] : null, est: !!(cell && cell[4]), detail, kids: [] };
 }
 
 function renderTree(d, model) {
@@ -146,7 +149,8 @@ function renderTree(d, model) {
   if (!b) { head.textContent = "no model has data yet"; return; }
   head.textContent = b.vetoed ? `${model}: vetoed (gate ${fmt(b.gate_score)} < ${d.suite.tau}), would-be ${fmt(b.raw_total)}`
     : b.rank == null ? `${model}: not ranked, would-be ${fmt(b.raw_total)}` : `${model}: rank ${b.rank}, total ${fmt(b.total)}`;
-  head.textContent += `, coverage ${pct(b.coverage)}`;
+  head.textContent += `, coverage ${pct(b.coverage)}` + (b.estimated ? ", ≈ estimated" : "");
+  const E = (d.estimates || {})[model] || {};
   const S = lvl => (d.scores[lvl] || {})[model] || {};
   const sa = S("ability"), ss = S("sub_ability"), st = S("task"), sd = S("dataset");
   const idx = new Map(), roots = [];
@@ -156,7 +160,9 @@ function renderTree(d, model) {
     if (!idx.has(ks)) { idx.set(ks, node(h.s_name, ss[h.sub_ability], `weight ${h.s_w}`)); idx.get(ka).kids.push(idx.get(ks)); }
     if (!idx.has(kt)) { idx.set(kt, node(`${h.t_name} (${h.level})`, st[h.task], `weight ${h.t_w}`)); idx.get(ks).kids.push(idx.get(kt)); }
     const chance = (d.chance || {})[h.dataset];
+    const e = (sd[h.dataset] || [])[4] && E[h.dataset];
     const leaf = node(h.d_name, sd[h.dataset], [chance != null ? `chance ${fmt(chance)}` : "",
+                                                e ? `estimated from ${e.n}/${e.n_total} items (${e.method})` : "",
                                                 h.d_w !== 1 ? `weight ${h.d_w}` : ""].filter(Boolean).join(", "));
     leaf.dataset = h.dataset;
     idx.get(kt).kids.push(leaf);
@@ -166,7 +172,8 @@ function renderTree(d, model) {
   weakestFirst(top);
   const line = n => {
     const s = el("span", {});
-    s.append(el("span", { class: "score" + (n.score == null ? " nodata" : ""), text: n.score == null ? "no data" : fmt(n.score) }),
+    s.append(el("span", { class: "score" + (n.score == null ? " nodata" : "") + (n.est ? " estimated" : ""),
+                          text: n.score == null ? "no data" : est(n.est, n.score) }),
              el("span", { class: "bar", style: `width:${Math.max(0, Math.min(100, n.score || 0))}px` }),
              el("span", { text: n.label }),
              el("span", { class: "muted", text: `  cov ${pct(n.cov)}${n.lo != null ? `  CI ${fmt(n.lo)}–${fmt(n.hi)}` : ""}${n.detail ? "  " + n.detail : ""}` }));
