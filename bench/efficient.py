@@ -110,15 +110,17 @@ def replay(data, fraction: float, folds: int, cut: int, seed: int) -> dict[str, 
 
 
 def replay_until_stable(data, folds: int, cut: int, seed: int, share: float | None = None, width: int = 1,
-                        replayed: int | None = None, share_cap: float = 0.3, level: float = 0.95
-                        ) -> dict[str, float]:
+                        replayed: int | None = None, share_cap: float = 0.3, level: float = 0.95,
+                        stored: int | None = None) -> dict[str, float]:
     """Every model in turn new, asked in rounds as `sweep --until-stable` asks (store/stopping.py).
 
     Its answers are the matrix's; it ranks among the other folds' models, whose overall is their
     full-matrix score (equal dataset weights). Estimated from what it answered with store/estimator.py,
     the item models fitted and the blend chosen once per fold (the sweep refits when rows change).
     `width`: the rank range that stops it (the sweep's: 1), `level` its interval's (the sweep's: 0.95);
-    `replayed`: only this many models (seeded);
+    `replayed`: only this many models (seeded); `stored`: the database holds only this many of the
+    other folds' models (seeded, per fold), which fit the item models and rank the new one (the
+    paper's scale is 30);
     `at_share`: the share within one rank had every model stopped at `share_cap` of the items."""
     rng = random.Random(seed)
     dsets, models, items, order = matrix(data, cut, seed, rng)
@@ -135,6 +137,8 @@ def replay_until_stable(data, folds: int, cut: int, seed: int, share: float | No
     for k in range(folds):
         held = set(shuffled[k::folds])
         rest = [m for m in models if m not in held]
+        if stored is not None:
+            rest = sorted(random.Random(f"{seed}:{k}").sample(rest, min(stored, len(rest))))
         t0 = time.perf_counter()
         pops = {d: population(d, items[d], rest, data) for d in dsets}
         blend = choose_blend(list(pops.values()), {d: round(FULL_SHARE / 6 * sizes[d]) for d in dsets})
@@ -195,6 +199,8 @@ def main() -> None:
     ap.add_argument("--width", type=int, default=1, help="rank range (places) that stops a model (the sweep's: 1)")
     ap.add_argument("--level", type=float, default=0.95, help="the stopping interval's level (the sweep's: 0.95)")
     ap.add_argument("--replay", type=int, metavar="N", help="replay only N seeded models of each matrix (default: all)")
+    ap.add_argument("--stored", type=int, metavar="N",
+                    help="--until-stable: the database holds N seeded models of the other folds (default: all of them)")
     a = ap.parse_args()
     if not a.data:
         sys.exit(f"no development matrices in {DEV}: give --data FILE or set ENGINE_SHARED_DIR")
@@ -205,7 +211,8 @@ def main() -> None:
             print("  models  items asked  within one rank  exact rank  stopped early  rounds (median)  "
                   "within one at 30%  seconds")
             for s in range(a.seeds):
-                r = replay_until_stable(data, a.folds, a.cut, s, a.round_share, a.width, a.replay, level=a.level)
+                r = replay_until_stable(data, a.folds, a.cut, s, a.round_share, a.width, a.replay, level=a.level,
+                                        stored=a.stored)
                 print(f"  {r['models']:6.0f}  {r['asked']:11.1%}  {r['within']:15.1%}  {r['exact']:10.1%}  "
                       f"{r['early']:13.1%}  {r['rounds']:15.0f}  {r['at_share']:17.1%}  {r['seconds']:7.1f}",
                       flush=True)
