@@ -24,7 +24,6 @@ from engine.sweep.plan import SweepOptions, SweepPlan, plan_sweep, run_stamp
 from store import identity as store_identity
 from store import resume, runs
 from store.bootstrap import compute_intervals
-from store.estimates import compute_estimates
 from store.db import connect, transaction, write_failure
 from store.suite_tables import load_suite_tables
 
@@ -128,6 +127,8 @@ def keep_intervals(con: duckdb.DuckDBPyConnection, estimated: list[str] | None =
     their bounds score them by their estimates (docs/estimates.md) without an `estimate` run."""
     try:
         if estimated:
+            # Imported here: the estimator's numeric stack (scipy) would cost every plain sweep ~0.3 s of start-up.
+            from store.estimates import compute_estimates
             compute_estimates(con, estimated)
     except (UserError, duckdb.Error) as e:  # no scored row yet: the views score what was answered
         log(f"warning: estimates not computed ({str(e).splitlines()[0]}); `estimate DB` computes them")

@@ -7,7 +7,7 @@ import functools
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import duckdb
@@ -24,7 +24,6 @@ from engine.sweep.local_server import serve_local_models
 from engine.lanes.work import PlannedDataset, pending_work
 from engine.sweep.plan import SweepOptions, SweepPlan
 from engine.sweep.prepare import SweepResult, keep_intervals, run_sweep, stamp_run
-from engine.sweep.until_stable import Round, in_rounds
 from engine.report.summary import log_run_end
 from engine.version import ENGINE_VERSION
 from engine.run.progress import Progress, log
@@ -37,6 +36,9 @@ from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
 from store import extractions, resume, snapshot
 
+if TYPE_CHECKING:
+    from engine.sweep.until_stable import Round
+
 
 def sweep(opts: SweepOptions) -> SweepResult:
     return run_sweep(opts, _on_this_machine)
@@ -45,6 +47,7 @@ def sweep(opts: SweepOptions) -> SweepResult:
 def _on_this_machine(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnection) -> SweepResult:
     with serve_local_models(cfg, quiet=plan.opts.quiet) as cfg:
         if plan.opts.until_stable:
+            from engine.sweep.until_stable import in_rounds  # its estimator's scipy: only when rounds are asked for
             return in_rounds(con, plan, cfg, _sweep_with_store)
         return _sweep_with_store(con, opts=plan.opts, cfg=cfg, suite_name=plan.suite.name,
                                  suite_version=plan.suite.version, planned=plan.planned)
