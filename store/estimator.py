@@ -50,9 +50,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import stdtrit
 
+from store.draws import Z95
 from store.item_model import Array, ItemFit, fit_2pl, map_ability
 
-Z95 = 1.959963984540054
 KAPPAS = (5.0, 10.0, 20.0, 40.0, 80.0, 160.0)
 ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 MODEL_ASSISTED, PLAIN = "model-assisted", "mean"
