@@ -128,7 +128,29 @@ def _say(item: Item, values: Any) -> str:
     return "Answer: " + (values if isinstance(values, str) else ", ".join(values))
 
 
+def _episode_response(item: Item, emotion: int) -> str:
+    """An episode's transcript (benchmark/episodes/scoring.py): the seeker's emotion reaches `emotion`
+    after the first reply of each session, and every reply names every probe's answer."""
+    import msgspec
+
+    from benchmark.episodes.dataset import scenario_of
+    from benchmark.episodes.scoring import Transcript, TurnRecord
+
+    sc = scenario_of(item)
+    facts = " ".join(p.answer for s in sc.sessions for p in s.probes)
+    turns: list[TurnRecord] = []
+    for s, session in enumerate(sc.sessions):
+        turns.append(TurnRecord(s, 0, "seeker", session.opening or "hello", emotion=sc.start_emotion))
+        for t in range(1, 1 + max([1, *(p.turn for p in session.probes)])):
+            turns.append(TurnRecord(s, t, "companion", f"I hear you. {facts if emotion == 100 else ''}"))
+            turns.append(TurnRecord(s, t, "seeker", "thanks", emotion=emotion))
+    end = "success" if emotion == 100 else "failure"
+    return msgspec.json.encode(Transcript(tuple(turns), end)).decode()
+
+
 def _gold_response(item: Item) -> str:
+    if "episode" in item.meta:  # an episode: the seeker ends at 100 and every probe is recalled
+        return _episode_response(item, 100)
     if isinstance(item.gold, dict):  # questionnaire: option -> points; the best one
         return _say(item, max(item.gold, key=item.gold.get))
     return _say(item, item.gold)
@@ -136,6 +158,8 @@ def _gold_response(item: Item) -> str:
 
 def _wrong_responses(item: Item) -> list[str]:
     """Responses that are not the gold answer: the other options one by one, or unrelated text."""
+    if "episode" in item.meta:
+        return [_episode_response(item, 0)]
     if item.answer is None:
         if isinstance(item.gold, str):  # a code without an answer space (synthetic)
             return [_say(item, c) for c in "ABCD" if c != item.gold]
