@@ -91,6 +91,9 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--until-stable", action="store_true",
                    help="ask in rounds until the model's overall rank among the models in DB is at most one place "
                         "wide (docs/estimates.md)")
+    p.add_argument("--turns", type=int, metavar="N",
+                   help="exchanges per session of interactive datasets (default: each dataset's own; "
+                        "docs/interactive.md)")
     p.add_argument("--fresh", action="store_true", help="delete these models' stored rows for these datasets first")
     p.add_argument("--allow-mixed", action="store_true",
                    help="resume even if stored rows were made with another prompt or scorer version")
@@ -120,7 +123,8 @@ def _sweep(args: argparse.Namespace) -> int:
     opts = SweepOptions(models_path=args.models, db=given_db(args), data_dir=args.data_dir, suite=args.suite,
                         datasets=datasets, limit=args.limit, fresh=args.fresh, quiet=args.quiet,
                         allow_mixed=args.allow_mixed, budget_usd=args.budget, pull=args.pull,
-                        serve_port=args.serve, fraction=args.fraction, until_stable=args.until_stable)
+                        serve_port=args.serve, fraction=args.fraction, until_stable=args.until_stable,
+                        turns=args.turns)
     if args.until_stable and (args.estimate or args.cluster is not None):
         raise UserError("--until-stable knows its calls only as its rounds run, on this machine: "
                         "not with --estimate or --cluster")

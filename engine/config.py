@@ -21,6 +21,8 @@ DEFAULT_CONCURRENCY = 16  # requests in flight per model when models.toml does n
 
 # Validation runs before a local server exists; its URL shape is known.
 LOCAL_PLACEHOLDER_URL = "http://127.0.0.1:0/v1"
+HELPER_ROLES = ("judge", "extractor", "user_simulator")  # tables of a models file that name a helper model
+MEMORY_MODES = ("context", "endpoint")
 
 # The version segment an OpenAI-compatible base_url ends with: /v1 (OpenAI,
 # DeepSeek, DashScope compatible-mode), /api/v3 (Ark), /api/paas/v4 (GLM), /v2 (Qianfan).
@@ -119,6 +121,10 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     ray_resources: dict[str, float] = {}
     replicas: int = 1
     placement: str = "head"
+    # Interactive datasets (docs/interactive.md): "context" sends the companion its earlier sessions;
+    # "endpoint" only the new session plus a stable conversation id (OpenAI's `user` field and the
+    # X-Conversation-Id header), for a companion system that keeps its own memory.
+    memory: str = "context"
 
     @property
     def concurrency(self) -> int:
@@ -172,6 +178,9 @@ class ModelsFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     # [extractor]: a model that reads the choice answers the rules left unread (docs/extraction.md),
     # off by default. Same keys as [judge]; `name` defaults to "extractor"; [defaults] do not apply.
     extractor: ModelConfig | None = None
+    # [user_simulator]: the model playing the help-seeker of interactive datasets (docs/interactive.md),
+    # never evaluated. Same keys as [judge]; `name` defaults to "user_simulator"; [defaults] do not apply.
+    user_simulator: ModelConfig | None = None
 
     def runnable(self) -> tuple[list[ModelConfig], list[tuple[ModelConfig, str]]]:
         """(models whose key is available, [(model, why it is skipped)])."""
@@ -229,7 +238,7 @@ def load_models(path: str | Path, *, check_env: bool = True, need_models: bool =
     unknown = set(defaults) - _MODEL_FIELDS - {"name"}
     if unknown or "name" in defaults:
         raise UserError(f"{path}: [defaults] has key(s) that are not model settings: {sorted(unknown | ({'name'} & set(defaults)))}")
-    for role in ("judge", "extractor"):
+    for role in HELPER_ROLES:
         if isinstance(doc.get(role), dict):
             doc[role] = {"name": role, **doc[role]}
     raw_models = doc.get("models", [] if not need_models else None)
@@ -258,6 +267,11 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
             raise UserError(f"{path}: extractor: name {cfg.extractor.name!r} is also a model's name: "
                             "give it another name")
         entries.append((f"{path}: extractor", cfg.extractor))
+    if cfg.user_simulator is not None:
+        if cfg.user_simulator.name in {m.name for m in cfg.models}:
+            raise UserError(f"{path}: user_simulator: name {cfg.user_simulator.name!r} is also a model's name: "
+                            "the simulator is never evaluated, give it another name")
+        entries.append((f"{path}: user_simulator", cfg.user_simulator))
     for where, m in entries:
         if not m.name.strip():
             raise UserError(f"{where}: `name` is empty")
@@ -297,6 +311,8 @@ def _validate(path: Path, cfg: ModelsFile, check_env: bool) -> None:
                             f"{m.provider!r} (" + (f"use {' or '.join(repr(a) for a in allowed)}"
                                                   if allowed else "its API has no constrained decoding") + ")")
         _validate_batch(where, m)
+        if m.memory not in MEMORY_MODES:
+            raise UserError(f"{where}: memory must be \"context\" or \"endpoint\", not {m.memory!r}")
         if m.reasoning is not None and m.provider != "openai":
             raise UserError(f"{where}: reasoning applies to provider 'openai' only")
         if m.timeout_per_token_s is not None and m.timeout_per_token_s < 0:

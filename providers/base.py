@@ -22,6 +22,15 @@ class ChatResult(msgspec.Struct):
     blocked: str | None = None
 
 
+class CallOptions(msgspec.Struct, frozen=True):
+    """What one call adds to the adapter's fixed request (an episode's calls, engine/lanes/episode.py):
+    body fields a wire takes where its API has them (OpenAI's ``seed``, ``user``, ``response_format``;
+    a wire without them drops them) and request headers."""
+
+    body: dict[str, Any] = {}
+    headers: dict[str, str] = {}
+
+
 class Provider(Protocol):
     """A wire API. ``chat`` returns a result or raises ``ProviderError``.
 
@@ -29,6 +38,6 @@ class Provider(Protocol):
     provider configured with an answer constraint holds the model to them.
     """
 
-    async def chat(self, messages: Sequence[Any], answer: Any = None) -> ChatResult: ...
+    async def chat(self, messages: Sequence[Any], answer: Any = None, *, call: CallOptions | None = None) -> ChatResult: ...
 
     async def aclose(self) -> None: ...

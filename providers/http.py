@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 import aiohttp
 from yarl import URL
 
-from providers.base import ChatResult
+from providers.base import CallOptions, ChatResult
 from providers.breaker import Breaker
 from providers.constrain import AnswerSpace
 from providers.errors import (ErrorClass, ProviderError, classify_exception, key_in_answer, safety_block,
@@ -64,6 +64,10 @@ class HttpChat:
     def parse(self, raw: bytes) -> ChatResult:
         raise NotImplementedError
 
+    def with_call(self, body: bytes, call: CallOptions) -> bytes:
+        """The request with one call's body fields (``CallOptions``); a wire whose API takes none keeps it."""
+        return body
+
     def pause_hint(self, headers: Mapping[str, str], est_tokens: int) -> float | None:
         """Seconds to hold this model back, from the response's rate-limit headers."""
         return None
@@ -107,11 +111,12 @@ class HttpChat:
         # or more; over-estimating is corrected after the call.
         return len(body) // 3 + self._max_output
 
-    async def chat(self, messages: Sequence[Any], answer: AnswerSpace | None = None) -> ChatResult:
+    async def chat(self, messages: Sequence[Any], answer: AnswerSpace | None = None, *,
+                   call: CallOptions | None = None) -> ChatResult:
         """One answer or one classified error; the only way out of the adapter, so the one
         place where the key is taken out of errors and kept from answers."""
         try:
-            result = await self._chat(messages, answer)
+            result = await self._chat(messages, answer, call)
             leak = self._redactor.exposing_field(result)
             if leak is not None:
                 raise key_in_answer(leak)
@@ -121,19 +126,23 @@ class HttpChat:
         except Exception as e:
             raise self._redactor.error(e)
 
-    async def _chat(self, messages: Sequence[Any], answer: AnswerSpace | None) -> ChatResult:
+    async def _chat(self, messages: Sequence[Any], answer: AnswerSpace | None,
+                    call: CallOptions | None = None) -> ChatResult:
         body = self.request_body(messages, answer)
+        headers = None
+        if call is not None:
+            body, headers = self.with_call(body, call), call.headers or None
         est = self.estimate_tokens(body)
         t0 = time.perf_counter()
         result, attempts = await with_retries(
-            lambda: self._once(body, est), max_retries=self._max_retries, base_s=self._backoff_base_s,
+            lambda: self._once(body, est, headers), max_retries=self._max_retries, base_s=self._backoff_base_s,
             breaker=self._breaker is not None,
         )
         result.attempts = attempts
         result.latency_ms = (time.perf_counter() - t0) * 1000
         return result
 
-    async def _once(self, body: bytes, est: int) -> ChatResult:
+    async def _once(self, body: bytes, est: int, headers: Mapping[str, str] | None = None) -> ChatResult:
         limits = self._limits
         breaker = self._breaker
         if breaker is not None:
@@ -147,10 +156,10 @@ class HttpChat:
                                         ) if self._per_token_s else self._timeout
         try:
             try:
-                async with self._client().post(self._target, data=body, timeout=timeout) as resp:
+                async with self._client().post(self._target, data=body, timeout=timeout, headers=headers) as resp:
                     raw = await resp.read()
                     status = resp.status
-                    headers = resp.headers
+                    got = resp.headers
             except Exception as e:  # noqa: BLE001 - classify_exception re-raises what is not a provider failure
                 err = classify_exception(e)
                 if breaker is not None and err.klass is ErrorClass.CONNECT:
@@ -164,7 +173,7 @@ class HttpChat:
                 if blocked is not None:
                     outcome = OK
                     return ChatResult(text="", finish_reason="blocked", blocked=blocked)
-                err = status_error(status, text, headers)
+                err = status_error(status, text, got)
                 if err.klass is ErrorClass.RATE_LIMIT:
                     outcome = THROTTLED
                     if err.retry_after:
@@ -174,7 +183,7 @@ class HttpChat:
             outcome = OK
         finally:
             limits.release(outcome, sent_at)
-        hint = self.pause_hint(headers, est)
+        hint = self.pause_hint(got, est)
         if hint:
             limits.pause(hint)
         if result.input_tokens is not None:

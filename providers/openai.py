@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 import orjson
 
-from providers.base import ChatResult
+from providers.base import CallOptions, ChatResult
 from providers.constrain import AnswerSpace, gbnf, openai_response_format
 from providers.errors import malformed
 from providers.http import HttpChat
@@ -68,6 +68,14 @@ class OpenAIChat(HttpChat):
 
     def parse(self, raw: bytes) -> ChatResult:
         return parse_completion(raw)
+
+    def with_call(self, body: bytes, call: CallOptions) -> bytes:
+        if not call.body:
+            return body
+        fields = dict(call.body)
+        if self.reasoning:
+            fields.pop("seed", None)
+        return orjson.dumps({**orjson.loads(body), **fields})
 
     def pause_hint(self, headers: Mapping[str, str], est_tokens: int) -> float | None:
         if "x-ratelimit-remaining-requests" not in headers and "x-ratelimit-remaining-tokens" not in headers:

@@ -74,6 +74,9 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     con.execute((Path(__file__).parent / "costs.sql").read_text(encoding="utf-8"))
     con.execute((Path(__file__).parent / "history.sql").read_text(encoding="utf-8"))
     con.execute((Path(__file__).parent / "batches.sql").read_text(encoding="utf-8"))
+    from store.turns import ensure_turn_tables
+
+    ensure_turn_tables(con)  # its views read results
 
 
 def _leaves(e: BaseException) -> list[BaseException]:

@@ -15,7 +15,7 @@ ended. Exchange ``t`` of a session is the companion's reply ``t`` and the seeker
 * ``success`` / ``failure``: 1 when the stop rule ended the episode that way.
 
 A companion refusal or content block ends the episode as an outcome of its own (``end`` =
-"blocked"): the engine stores it with ``blocked`` set, and the score is the emotion at that point.
+"blocked"): the engine stores it with ``blocked`` set; it is not scored (counted and shown apart).
 """
 
 from __future__ import annotations
@@ -85,6 +85,8 @@ def score_transcript(scenario: Scenario, response: str | None) -> Scored:
         tr = msgspec.json.decode(response, type=Transcript)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return Scored(prediction=None, score=None, measures=None)
+    if tr.end == "blocked":  # an outcome of its own (results.blocked), not a low score
+        return Scored(prediction="blocked", score=None, measures=None)
     start = scenario.start_emotion
     final = start
     rise: int | None = None

@@ -56,7 +56,7 @@ def build_limits(cfg: ModelsFile, *, rate: Callable[[str, float | None, float | 
     pools = {name: AdaptiveLimit(pool(name, a.max_concurrency) if pool else a.max_concurrency)
              for name, a in cfg.accounts.items() if a.max_concurrency}
     out = {}
-    for m in [*cfg.models, *(x for x in (cfg.judge, cfg.extractor) if x is not None)]:
+    for m in [*cfg.models, *(x for x in (cfg.judge, cfg.extractor, cfg.user_simulator) if x is not None)]:
         gates = [AdaptiveLimit(m.concurrency)] if m.adaptive else []
         if m.account in pools:
             gates.append(pools[m.account])

@@ -32,7 +32,8 @@ from store import identity as store
 
 # Names shown in the "what changed" message, in this order.
 FIELD_NAMES = {"provider": "provider", "base_url": "base URL", "model": "model id", "served": "served model",
-               "context_tokens": "context_tokens", "derivation": "derivation"}
+               "context_tokens": "context_tokens", "derivation": "derivation", "simulator": "user simulator",
+               "memory": "memory"}
 # Fields a detail may lack without a change: unknown then or now (compared only when both sides know them).
 UNKNOWN_OK = ("served",)
 # public_url before brackets were kept: "http://::1:8090/v1", as stored by earlier versions.
@@ -72,13 +73,33 @@ def derivation(ds: Dataset) -> str | None:
     return stable_hash(source, length=12)
 
 
-def model_identity(m: ModelConfig, ds: Dataset, served: str | None = None) -> dict[str, Any]:
-    """``served``: what the model's loopback server has loaded (None: not on loopback, or it does not say)."""
+def model_identity(m: ModelConfig, ds: Dataset, served: str | None = None,
+                   simulator: str | None = None) -> dict[str, Any]:
+    """``served``: what the model's loopback server has loaded (None: not on loopback, or it does not say).
+    ``simulator``: for an interactive dataset, who plays the seeker (``simulator_identity``)."""
     detail = {"provider": m.provider, "base_url": endpoint(m), "model": m.model,
               "context_tokens": m.context_tokens, "derivation": derivation(ds)}
     if served is not None:  # absent, not null: the hash of every other model stays what it was
         detail["served"] = served
+    if is_interactive(ds):  # the other half of every exchange, and how the companion is sent its past
+        detail["simulator"] = simulator
+        detail["memory"] = m.memory
     return detail
+
+
+def is_interactive(ds: Dataset) -> bool:
+    from benchmark.episodes.dataset import EpisodeDataset
+
+    return isinstance(ds, EpisodeDataset)
+
+
+def simulator_identity(m: ModelConfig | None) -> str | None:
+    """Who plays the seeker, in one string: provider, base URL, model id, its prompt template's version."""
+    if m is None:
+        return None
+    from benchmark.episodes.seeker import SEEKER_PROMPT_VERSION
+
+    return f"{m.provider} {endpoint(m)} {m.model} seeker-prompt {SEEKER_PROMPT_VERSION}"
 
 
 def judge_identity(m: ModelConfig) -> dict[str, Any]:
@@ -113,7 +134,8 @@ def check_identities(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: l
     differs only by what was not known then (or is not now) are kept, restamped.
     """
     served = served or {}
-    details = {m.name: {p.id: model_identity(m, p.dataset, served.get(m.name)) for p in planned}
+    sim = simulator_identity(cfg.user_simulator)
+    details = {m.name: {p.id: model_identity(m, p.dataset, served.get(m.name), sim) for p in planned}
                for m in cfg.models}
     hashes = {name: {d: identity_hash(v) for d, v in per.items()} for name, per in details.items()}
     stored = store.stored_identities(con, {(n, d): h for n, per in hashes.items() for d, h in per.items()})

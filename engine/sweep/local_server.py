@@ -365,7 +365,8 @@ def with_server_defaults(cfg: "ModelsFile", *, quiet: bool = False) -> "ModelsFi
 
     models = [fill(m) for m in cfg.models]
     judge = fill(cfg.judge) if cfg.judge is not None else None
-    return msgspec.structs.replace(cfg, models=models, judge=judge)
+    simulator = fill(cfg.user_simulator) if cfg.user_simulator is not None else None
+    return msgspec.structs.replace(cfg, models=models, judge=judge, user_simulator=simulator)
 
 
 def server_defaults(m: "ModelConfig", f: ServerFacts, *, quiet: bool = False) -> "ModelConfig":

@@ -38,6 +38,7 @@ class SweepOptions(msgspec.Struct, frozen=True, kw_only=True):
     serve_port: int | None = None  # serve the live view (engine/report/serve.py) on this loopback port
     fraction: float | None = None  # ask this seeded share of every dataset's sample: the prefix a full sweep extends
     until_stable: bool = False  # ask in rounds until the rank is settled (engine/sweep/until_stable.py)
+    turns: int | None = None  # exchanges per session of interactive datasets (their own default otherwise)
 
 
 class SweepPlan(msgspec.Struct):
@@ -65,6 +66,7 @@ def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> SweepPlan:
             f"{', '.join(skipped)}", quiet=opts.quiet)
     if not datasets:
         raise UserError(f"suite {suite.name}: none of its datasets can be evaluated yet")
+    datasets = interactive_settings(datasets, cfg, opts)
     if opts.limit is not None and opts.limit < 1:
         raise UserError("--limit must be >= 1")
     if opts.budget_usd is not None and opts.budget_usd <= 0:
@@ -77,6 +79,26 @@ def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> SweepPlan:
     if opts.fraction is not None:
         planned = [PlannedDataset(p.dataset, p.records[:share_of(len(p.records), opts.fraction)]) for p in planned]
     return SweepPlan(opts, cfg, suite, planned)
+
+
+def interactive_settings(datasets: list[Dataset], cfg: ModelsFile, opts: SweepOptions) -> list[Dataset]:
+    """--turns applied to the interactive datasets; a [user_simulator] required when one is planned."""
+    from benchmark.episodes.dataset import EpisodeDataset
+
+    episodic = [ds for ds in datasets if isinstance(ds, EpisodeDataset)]
+    if opts.turns is not None:
+        if opts.turns < 1:
+            raise UserError("--turns must be >= 1 (exchanges per session of an interactive dataset)")
+        if not episodic:
+            log("note: --turns applies to interactive datasets only, and none is planned", quiet=opts.quiet)
+        datasets = [ds.with_turns(opts.turns) if isinstance(ds, EpisodeDataset) else ds for ds in datasets]
+    if episodic:
+        sim = cfg.user_simulator
+        why = (f"no [user_simulator] table in {opts.models_path}" if sim is None else sim.missing_key())
+        if why:
+            raise UserError(f"{why}: the interactive dataset(s) {', '.join(d.id for d in episodic)} need a model "
+                            "playing the help-seeker (docs/interactive.md); leave them out with --datasets")
+    return datasets
 
 
 def check_shares(opts: SweepOptions) -> None:

@@ -22,7 +22,7 @@ from engine.sweep.identity import check_identities
 from engine.sweep.local_server import served_models
 from engine.sweep.plan import SweepOptions, SweepPlan, plan_sweep, run_stamp
 from store import identity as store_identity
-from store import resume, runs
+from store import resume, runs, turns
 from store.bootstrap import compute_intervals
 from store.db import connect, transaction, write_failure
 from store.suite_tables import load_suite_tables
@@ -87,6 +87,7 @@ def stamp_run(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: Models
     names = [m.name for m in cfg.models]
     if opts.fresh:
         n = resume.delete_rows(con, names, [p.id for p in planned])
+        n += turns.delete_turns(con, names, [p.id for p in planned])
         log(f"--fresh: deleted {n} stored rows of these models and datasets", quiet=opts.quiet)
     # Who answers: checked against the stored rows before anything is called (engine/sweep/identity.py).
     identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, fresh=opts.fresh, quiet=opts.quiet,

@@ -34,9 +34,11 @@ from providers.breaker import Breaker
 from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
-from store import extractions, resume, snapshot
+from engine.sweep.identity import is_interactive, simulator_identity
+from store import extractions, resume, snapshot, turns
 
 if TYPE_CHECKING:
+    from engine.lanes.episode import Shared
     from engine.sweep.until_stable import Round
 
 
@@ -92,12 +94,14 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     extracting = plan_extraction(cfg, planned, con, run_id=run_id, fresh=opts.fresh, quiet=opts.quiet)
     budget = Budget(opts.budget_usd) if opts.budget_usd is not None else None
     limits = build_limits(cfg)
-    helpers = [*([judging.judge] if judging else []), *([extracting.extractor] if extracting else [])]
+    helpers = [*([judging.judge] if judging else []), *([extracting.extractor] if extracting else []),
+               *([cfg.user_simulator] if cfg.user_simulator and any(is_interactive(p.dataset) for p in planned)
+                 else [])]
     breakers = build_breakers([*cfg.models, *helpers], quiet=opts.quiet)
     assert opts.db is not None  # with_file_defaults set it
     snaps = snapshot.Snapshots(opts.db)
     lanes = SweepLanes(opts=opts, cfg=cfg, planned=planned, stamps=stamps, counts=counts, partial=partial,
-                      judging=judging, extracting=extracting, snaps=snaps, mine=mine)
+                      judging=judging, extracting=extracting, snaps=snaps, mine=mine, con=con)
     # The `runs` row is inserted just before the run loop, which ends it: a failure earlier leaves none.
     record = StoredRun(con, run_id, command=str(opts.models_path), engine_version=ENGINE_VERSION, suite=suite_name,
                        suite_version=suite_version)
@@ -138,6 +142,7 @@ class SweepLanes(msgspec.Struct, kw_only=True):
     extracting: ExtractorPlan | None
     snaps: snapshot.Snapshots
     mine: dict[str, list[PlannedDataset]]  # model -> what it asks this run (a round: its prefixes)
+    con: duckdb.DuckDBPyConnection | None = None  # for the stored turns of unfinished episodes
 
     def done_count(self, model: str, dataset: str) -> int:
         return self.counts.get((model, dataset), 0)
@@ -163,6 +168,14 @@ async def _run(ctx: RunContext, run: SweepLanes) -> SweepResult:
         run.snaps.rows = ctx.writer.rows_written + sum(side.writer.rows_written for side in sides)
         return run.snaps.rows
 
+    episodic = [p for p in planned if is_interactive(p.dataset)]
+    shared: Shared | None = None
+    if episodic:  # interactive datasets: the simulator and the turns' writer (engine/lanes/episode.py)
+        from engine.lanes.episode import start_episodes  # only a sweep with episodes imports the lane
+
+        assert cfg.user_simulator is not None  # plan_sweep requires it
+        shared = start_episodes(ctx, cfg.user_simulator, episodic, simulator_identity(cfg.user_simulator))
+
     if run.opts.serve_port is not None:
         from engine.report.serve import serve_live
 
@@ -178,19 +191,47 @@ async def _run(ctx: RunContext, run: SweepLanes) -> SweepResult:
 
     ctx.on_close(close_providers)
     async with ctx.running():
-        await ctx.run_lanes(model_lane(m, run, providers[m.name]) for m in cfg.models)
+        await ctx.run_lanes(lane for m in cfg.models for lane in model_lanes(m, run, providers[m.name], shared))
     for side in sides:
         log(side.summary(), quiet=ctx.quiet)
+    if shared is not None:
+        log(shared.stats.line(), quiet=ctx.quiet)
     if run.extracting is not None:  # readings of answers stored after their reading's batch (two writers)
         extractions.apply_readings(con)
-    side_rows = sum(side.writer.rows_written for side in sides)
+    side_rows = sum(side.writer.rows_written for side in sides) + (shared.turns.rows_written if shared else 0)
     return SweepResult(rows_written=ctx.writer.rows_written + side_rows, interrupted=ctx.interrupted, errors=0)
 
 
-def model_lane(m: ModelConfig, run: SweepLanes, provider: ProviderSet) -> Lane:
+def model_lanes(m: ModelConfig, run: SweepLanes, provider: ProviderSet, shared: Shared | None) -> list[Lane]:
+    """One evaluated model's lanes: its single-turn items (``model_lane``) and its episodes, if any
+    (engine/lanes/episode.py: called one by one, never batched)."""
+    if shared is None:
+        return [model_lane(m, run, provider, run.mine[m.name])]
+    mine = run.mine[m.name]
+    single = [p for p in mine if not is_interactive(p.dataset)]
+    episodic = [p for p in mine if is_interactive(p.dataset)]
+    lanes = [model_lane(m, run, provider, single)] if single else []
+    if episodic:
+        from engine.lanes.episode import EpisodeLane
+
+        work = pending_work(episodic, functools.partial(run.done_count, m.name),
+                            functools.partial(run.done_keys, m.name))
+        stored = {(p.id, i, s): rows for p in episodic
+                  for (i, s), rows in turns.stored_turns(run_con(run), m.name, p.id).items()}
+        width = m.concurrency + shared.simulator.cfg.concurrency  # both sides busy (engine/lanes/episode.py)
+        lanes.append(EpisodeLane(m, provider=provider, work=work, stamps=run.stamps[m.name], shared=shared,
+                                 stored=stored, width=width))
+    return lanes
+
+
+def run_con(run: SweepLanes) -> duckdb.DuckDBPyConnection:
+    assert run.con is not None
+    return run.con
+
+
+def model_lane(m: ModelConfig, run: SweepLanes, provider: ProviderSet, planned: list[PlannedDataset]) -> Lane:
     """One evaluated model's lane over its pending work: a batched model goes through its provider's batch
     API (engine/lanes/batch/model_lane.py), any other calls it."""
-    planned = run.mine[m.name]
     work = pending_work(planned, functools.partial(run.done_count, m.name), functools.partial(run.done_keys, m.name),
                         prompt_budgets(m, [p.dataset for p in planned]))
     if m.batch:
