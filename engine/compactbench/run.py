@@ -3,7 +3,8 @@
 Per (target model, compactor, case) one unit (engine/compactbench/units.py): its drift
 cycles, every step and item a row. Each target model is one lane (engine/run/workers.py)
 of units, all in one RunContext (engine/run/context.py): the sweep's skeleton, limits
-and interrupt handling. The command is engine/compactbench/command.py (its flags: engine/cli_parsers.py).
+and interrupt handling. The command is engine/compactbench/command.py (its flags:
+engine/compactbench/flags.py).
 """
 
 from __future__ import annotations

@@ -2,4 +2,5 @@
 
 Entry point: `engine.data.pull.pull`.
 May import: `engine.errors` (and benchmark).
+Flags of `data pull`, `data list`: `flags.py`, part of the command line (only engine/cli.py imports it).
 """

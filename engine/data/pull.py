@@ -36,7 +36,7 @@ SHOW_FAILED = 5  # failures printed per dataset
 
 
 class DataOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`data pull` and `data list` options (engine/cli_parsers.py maps the flags onto them)."""
+    """`data pull` and `data list` options (engine/data/flags.py maps the flags onto them)."""
 
     suite: str | None = None  # suite name or TOML path; None: moodbench
     datasets: str | None = None  # comma-separated dataset ids; None: every dataset of the suite

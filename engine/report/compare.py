@@ -287,7 +287,7 @@ def as_json(rows: list[NodeDiff]) -> dict:
 
 
 class CompareOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`compare`'s options (engine/cli_parsers.py maps the flags onto them)."""
+    """`compare`'s options (engine/report/flags.py maps the flags onto them)."""
 
     db: Path
     model_a: str

@@ -330,7 +330,7 @@ def _warn(lines: list[str], fmt_: str) -> None:
 
 
 class ReportOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`report`'s options (engine/cli_parsers.py maps the flags onto them)."""
+    """`report`'s options (engine/report/flags.py maps the flags onto them)."""
 
     db: Path
     suite: str | None = None  # name, name@version or .toml path; None: the only one loaded

@@ -201,7 +201,7 @@ def check_port(port: int, flag: str) -> int:
 
 
 class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`serve`'s options (engine/cli_parsers.py maps the flags onto them)."""
+    """`serve`'s options (engine/report/flags.py maps the flags onto them)."""
 
     db: Path
     port: int = 8000

@@ -173,7 +173,7 @@ def load_extractor(path: Path) -> ModelConfig:
 
 
 class ExtractOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`extract`'s options (engine/cli_parsers.py maps the flags onto them)."""
+    """`extract`'s options (engine/sweep/flags.py maps the flags onto them)."""
 
     file: str  # JSONL input, or - for stdin
     extractor: Path | None = None  # MODELS.toml whose [extractor] reads what the rules leave unread

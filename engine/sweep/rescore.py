@@ -213,7 +213,7 @@ def _dump(v: Any) -> str | None:
 
 
 class RescoreOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`rescore`'s options (engine/cli_parsers.py maps the flags onto them)."""
+    """`rescore`'s options (engine/sweep/flags.py maps the flags onto them)."""
 
     db: Path
     datasets: list[str] | None = None  # None: every stored dataset
