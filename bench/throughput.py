@@ -79,7 +79,7 @@ def scenario(name: str, *, models: int, items: int, concurrency: int, latency_ms
 def seed_completed(db: Path, models_file: Path, n_models: int, items: int) -> None:
     """Write n_models x items completed rows, exactly as a finished sweep would have."""
     from benchmark import registry
-    from engine.config import load_models
+    from engine.config.load import load_models
     from engine.run.generation import request_stamp
     from engine.sweep.identity import identity_hash, model_identity
     from engine.sweep.plan import load_dataset, run_stamp

@@ -43,7 +43,7 @@ from engine.cluster.host import ModelHost
 from engine.cluster.limiter import keepers_ready, pool_shares, start_keepers
 from engine.cluster.placement import POLL_S, Host, HostPool, first_line, head_node
 from engine.cluster.units import MAX_ATTEMPTS, UNITS_PER_HOST, UnitOutcome, UnitTask, landing_folder
-from engine.config import ModelConfig, ModelsFile
+from engine.config.models import ModelConfig, ModelsFile
 from engine.lanes.model_lane import Stamps, build_row
 from engine.lanes.work import PlannedDataset, pending_work
 from engine.run.context import StoredRun

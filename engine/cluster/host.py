@@ -23,7 +23,7 @@ import anyio
 
 from engine.cluster.limiter import host_limits
 from engine.cluster.units import UNITS_PER_HOST, HostFacts, Landing, UnitOutcome, UnitTask
-from engine.config import ModelConfig, ModelsFile
+from engine.config.models import ModelConfig, ModelsFile
 from engine.lanes.model_lane import ModelLane
 from engine.lanes.work import pending_work
 from engine.run.endpoints import build_breakers, model_providers

@@ -21,7 +21,7 @@ from urllib.parse import quote
 import msgspec
 import pyarrow.parquet as pq
 
-from engine.config import ModelConfig
+from engine.config.models import ModelConfig
 from engine.lanes.model_lane import Stamps
 from engine.lanes.work import PlannedDataset
 from store.writer import ResultRow, to_arrow

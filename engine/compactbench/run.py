@@ -39,7 +39,8 @@ from benchmark.compactbench.scoring import SCORER_VERSION
 from benchmark.compactbench.templates import load_template_set, suite_names
 from benchmark.dataset import Message
 from engine.compactbench.units import CURRENT_USAGE, Unit, UnitRunner
-from engine.config import ModelConfig, ModelsFile, base_url, load_models
+from engine.config.load import load_models
+from engine.config.models import ModelConfig, ModelsFile, base_url
 from benchmark.errors import UserError
 from engine.run.progress import Progress, log
 from engine.run.context import RunContext, close_stale_runs, execute

@@ -21,7 +21,7 @@ from benchmark import extract_prompt
 from benchmark.context import prompt_budget
 from benchmark.dataset import Scored
 from engine.lanes.batch.side_lane import SideBatch
-from engine.config import ModelConfig, ModelsFile, Price, base_url
+from engine.config.models import ModelConfig, ModelsFile, Price, base_url
 from engine.lanes.extract_model import (
     CUT_OFF,
     Extractor,

@@ -19,7 +19,7 @@ import orjson
 from benchmark.context import prompt_budget
 from benchmark.judges import Rubric, Verdict, rubric_for
 from engine.lanes.batch.side_lane import SideBatch
-from engine.config import ModelConfig, ModelsFile, base_url, public_url
+from engine.config.models import ModelConfig, ModelsFile, base_url, public_url
 from engine.run.generation import prompt_budgets
 from engine.lanes.work import PlannedDataset, render
 from engine.run.context import RunContext

@@ -62,7 +62,7 @@ class Stamps:
         self.suite_version = suite_version
         self.prompt_hash = prompt_hash  # per dataset, for this model
         self.run_id = run_id
-        self.price = price  # engine.config.Price or None
+        self.price = price  # engine.config.models.Price or None
         self.max_output = max_output or DEFAULT_MAX_OUTPUT  # for cost estimates
         self.identity = identity or {}  # per dataset: hash of what answers (engine/sweep/identity.py)
         self.versions = versions  # None: any reported version is stored

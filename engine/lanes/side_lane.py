@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import anyio
 import duckdb
 
-from engine.config import Price
+from engine.config.models import Price
 from engine.run.context import RunContext, cost_bound
 from engine.run.workers import STOP, run_workers
 from providers.base import ChatResult, Provider

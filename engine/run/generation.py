@@ -17,7 +17,7 @@ import orjson
 
 from benchmark.context import prompt_budget
 from benchmark.dataset import Dataset
-from engine.config import ModelConfig
+from engine.config.models import ModelConfig
 from providers.base import Provider
 from providers.openai import is_reasoning_model
 

@@ -15,7 +15,8 @@ import anyio
 import duckdb
 import msgspec
 
-from engine.config import ModelConfig, base_url, load_models
+from engine.config.load import load_models
+from engine.config.models import ModelConfig, base_url
 from benchmark.errors import UserError
 from engine.report.batch_lines import table
 from providers.batch import TERMINAL

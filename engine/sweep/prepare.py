@@ -12,7 +12,7 @@ import duckdb
 import msgspec
 
 from benchmark.errors import UserError
-from engine.config import ModelsFile, base_url, public_url
+from engine.config.models import ModelsFile, base_url, public_url
 from engine.lanes.model_lane import Stamps, VersionGuard
 from engine.lanes.work import PlannedDataset
 from engine.run.generation import request_stamp

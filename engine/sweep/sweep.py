@@ -15,7 +15,8 @@ import msgspec
 
 from benchmark.errors import UserError
 from engine.lanes.batch.model_lane import SweepBatchLane
-from engine.config import ModelConfig, ModelsFile, SweepDefaults, load_models
+from engine.config.load import load_models
+from engine.config.models import ModelConfig, ModelsFile, SweepDefaults
 from engine.run.endpoints import build_breakers, build_limits, model_providers, unreachable_models
 from engine.lanes.extract_lane import ExtractorLane, ExtractorPlan, plan_extraction
 from engine.run.generation import ProviderSet, prompt_budgets

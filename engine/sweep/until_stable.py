@@ -19,7 +19,7 @@ import msgspec
 from benchmark.errors import UserError
 from benchmark.suite import Suite
 from benchmark.suite_weights import dataset_weights
-from engine.config import ModelsFile
+from engine.config.models import ModelsFile
 from engine.lanes.work import PlannedDataset
 from engine.run.progress import log
 from engine.sweep.plan import SweepPlan

@@ -29,7 +29,7 @@ import anyio
 import duckdb
 
 from engine.lanes.batch.requests import Chunker, too_large
-from engine.config import ModelConfig
+from engine.config.models import ModelConfig
 from engine.run.progress import Progress, log
 from engine.run.context import Budget
 from providers.base import ChatResult

@@ -22,7 +22,7 @@ from benchmark.dataset import stable_hash
 from engine.lanes.batch import core as batch_core
 from engine.lanes.batch.core import BatchCore, Key, Open, Reopened
 from engine.lanes.batch.requests import custom_id, item_key
-from engine.config import ModelConfig
+from engine.config.models import ModelConfig
 from engine.run.generation import ProviderSet
 from engine.lanes.work import PlannedDataset, Work
 from engine.run.progress import Progress

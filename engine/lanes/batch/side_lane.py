@@ -28,7 +28,7 @@ from benchmark.dataset import stable_hash
 from engine.lanes.batch import core as batch_core
 from engine.lanes.batch.core import BatchCore, Key, Open, Reopened
 from engine.lanes.batch.requests import question_id
-from engine.config import ModelConfig, base_url, public_url
+from engine.config.models import ModelConfig, base_url, public_url
 from engine.run.progress import Progress
 from engine.lanes.side_lane import Question, SideLane
 from engine.run.workers import run_workers

@@ -15,7 +15,7 @@ import pytest
 from benchmark import registry
 from benchmark.judges import rubric_for
 from engine.lanes.batch import core as batch_core
-from engine.config import load_models
+from engine.config.load import load_models
 from engine.lanes.judge import JudgeLane, JudgePlan
 from engine.run.context import RunContext
 from engine.lanes.work import PlannedDataset

@@ -12,7 +12,7 @@ from engine.lanes.batch import core as batch_core
 from engine.lanes.batch.core import MAX_ROUNDS
 from engine.lanes.batch.model_lane import BatchLane
 from engine.lanes.batch.requests import CUSTOM_ID, custom_id
-from engine.config import ModelConfig, Price
+from engine.config.models import ModelConfig, Price
 from engine.run.generation import ProviderSet
 from engine.lanes.work import pending_work
 from engine.run.progress import Progress

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from benchmark import registry
-from engine.config import ModelConfig, public_url
+from engine.config.models import ModelConfig, public_url
 from engine.sweep.identity import (
     derivation,
     describe_change,

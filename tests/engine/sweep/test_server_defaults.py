@@ -6,7 +6,7 @@ import socket
 import pytest
 
 from simulator.server import SimServerProcess
-from engine.config import load_models
+from engine.config.load import load_models
 from engine.sweep.local_server import LOCAL_S_PER_TOKEN, ServerFacts, probe_server, with_server_defaults
 from tests.integration.helpers import LLAMA_URL, llama_reachable
 
