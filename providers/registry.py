@@ -24,13 +24,13 @@ ADAPTERS = {
     "openai": (OpenAIChat, "https://api.openai.com/v1"),
     "anthropic": (AnthropicChat, "https://api.anthropic.com"),
     "gemini": (GeminiChat, "https://generativelanguage.googleapis.com"),
-    # A llama.cpp server the engine starts itself (engine/sweep/local_server.py); its
+    # A llama.cpp server the engine starts itself (engine/run/local_server.py); its
     # base_url is only known once it listens, so there is no default.
     "local": (OpenAIChat, ""),
     # A vLLM server the engine starts itself (`vllm serve MODEL`), OpenAI-compatible, on loopback.
     "vllm": (OpenAIChat, ""),
 }
-# The providers whose server the engine starts itself (engine/sweep/local_server.py).
+# The providers whose server the engine starts itself (engine/run/local_server.py).
 SERVED = ("local", "vllm")
 PROVIDERS = tuple(ADAPTERS)
 # provider -> the answer constraints (providers/constrain.py) its wire API can carry. The

@@ -51,7 +51,7 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     base_url: str | None = None
     api_key_env: str | None = None
     account: str | None = None  # share the rpm/tpm of [accounts.NAME]
-    # In-flight requests; None: DEFAULT_CONCURRENCY, or a local server's slot count (engine/sweep/local_server.py).
+    # In-flight requests; None: DEFAULT_CONCURRENCY, or a local server's slot count (engine/run/local_server.py).
     max_concurrency: int | None = None
     adaptive: bool = True  # halve concurrency when throttled (429), grow it back by one per window of successes
     rpm: float | None = None  # this model's own limits (on top of its account's)

@@ -1,4 +1,4 @@
-"""The sweep and the commands around its stored answers: planning, the sweep, identity, the local server, the
+"""The sweep and the commands around its stored answers: planning, the sweep, identity, the
 cost estimate, rescore, extract, batches, import-items and estimate (scores from a fraction of the items), and
 the rounds of `sweep --until-stable`.
 

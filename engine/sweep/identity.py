@@ -8,7 +8,7 @@ A resume whose identity differs from the stored rows' stops before any call
 
 A server on loopback gets a free port each time it starts, so its port is not
 identity (IPv6 `[::1]` as much as `127.0.0.1`); what it has loaded is
-(`served`: engine/sweep/local_server.py:served_model), so the same port-less URL
+(`served`: engine/run/local_server.py:served_model), so the same port-less URL
 serving other weights after a restart stops the sweep. What a server does not
 say is unknown, not a change: rows stored before `served` was recorded, or while
 the server could not be asked, are kept and stamped with what it serves now.
@@ -26,7 +26,7 @@ import duckdb
 from benchmark.dataset import Dataset, stable_hash
 from engine.config.models import ModelConfig, ModelsFile, base_url, public_url
 from benchmark.errors import UserError
-from engine.sweep.local_server import DEFAULT_GGUF_NAME, is_loopback
+from engine.run.local_server import DEFAULT_GGUF_NAME, is_loopback
 from engine.run.progress import log
 from store import identity as store
 

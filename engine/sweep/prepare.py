@@ -19,7 +19,7 @@ from engine.run.generation import request_stamp
 from engine.run.context import close_stale_runs
 from engine.run.progress import log
 from engine.sweep.identity import check_identities
-from engine.sweep.local_server import served_models
+from engine.run.local_server import served_models
 from engine.sweep.plan import SweepOptions, SweepPlan, plan_sweep, run_stamp
 from store import identity as store_identity
 from store import resume, runs

@@ -21,7 +21,7 @@ from engine.run.endpoints import build_breakers, build_limits, model_providers, 
 from engine.lanes.extract_lane import ExtractorLane, ExtractorPlan, plan_extraction
 from engine.run.generation import ProviderSet, prompt_budgets
 from engine.lanes.judge import JudgeLane, JudgePlan, plan_judging
-from engine.sweep.local_server import serve_local_models
+from engine.run.local_server import serve_local_models
 from engine.lanes.work import PlannedDataset, pending_work
 from engine.sweep.plan import SweepOptions, SweepPlan
 from engine.sweep.prepare import SweepResult, keep_intervals, run_sweep, stamp_run

