@@ -63,7 +63,7 @@ class Stamps:
         self.prompt_hash = prompt_hash  # per dataset, for this model
         self.run_id = run_id
         self.price = price  # engine.config.models.Price or None
-        self.max_output = max_output or DEFAULT_MAX_OUTPUT  # for cost estimates
+        self.max_output = max_output or DEFAULT_MAX_OUTPUT  # for the Budget and the cost forecast
         self.identity = identity or {}  # per dataset: hash of what answers (engine/sweep/identity.py)
         self.versions = versions  # None: any reported version is stored
 

@@ -4,8 +4,8 @@
 
 For every (model, dataset) where the model answered a subset of the items: the model-assisted
 estimate on the dataset's 0-100 scale, its 95 % interval, n, n_total and the method
-(store/estimator.py, docs/estimates.md). Not `sweep --estimate`, the cost estimate
-(engine/sweep/cost.py). The estimates and the item models are stored (tables `estimates`,
+(store/estimator.py, docs/estimates.md). Not `sweep --estimate`, the cost forecast
+(engine/sweep/forecast.py). The estimates and the item models are stored (tables `estimates`,
 `item_fits`, view `dataset_estimates`), and the file's bootstrap bounds, if it has any, are
 recomputed with them (dataset_scores uses them); while a sweep holds the database they are
 computed from its read-only copy and not stored.

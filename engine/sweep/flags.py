@@ -60,9 +60,9 @@ def _sweep(args: argparse.Namespace) -> int:
         raise UserError("--until-stable knows its calls only as its rounds run, on this machine: "
                         "not with --estimate or --cluster")
     if args.estimate:
-        from engine.sweep.cost import estimate, print_estimate
+        from engine.sweep.forecast import forecast, print_forecast
 
-        print_estimate(estimate(opts))
+        print_forecast(forecast(opts))
         return 0
     if args.cluster is not None:
         # Ray is imported only here, and only by engine/cluster/: without the flag nothing changes.

@@ -1,4 +1,4 @@
-"""`sweep --estimate`: items, tokens and cost per model, without calling anything.
+"""`sweep --estimate`: a forecast of the items, tokens and cost per model, without calling anything.
 
 Tokens in are estimated like the adapters do before a call (UTF-8 bytes / 3:
 English runs ~4 bytes a token, Chinese ~3); tokens out are each model's
@@ -35,7 +35,7 @@ from store import extractions, judgements, resume
 from store.db import connect
 
 
-class Estimate(msgspec.Struct):
+class Forecast(msgspec.Struct):
     model: str
     provider: str
     items: int
@@ -49,8 +49,8 @@ def _item_tokens(planned: PlannedDataset) -> dict[str, int]:
     return {it.id: prompt_tokens(it.messages) for it in planned.items}
 
 
-def estimate(opts: SweepOptions) -> list[Estimate]:
-    plan = plan_sweep(opts, check_env=False)  # an estimate needs no key
+def forecast(opts: SweepOptions) -> list[Forecast]:
+    plan = plan_sweep(opts, check_env=False)  # a forecast needs no key
     opts = plan.opts
     models = plan.cfg.models
     names = [m.name for m in models]
@@ -68,12 +68,12 @@ def estimate(opts: SweepOptions) -> list[Estimate]:
         finally:
             con.close()
     tokens = {p.id: _item_tokens(p) for p in plan.planned}
-    rows = [_estimate_model(m, plan.planned, tokens, done) for m in models]
+    rows = [_forecast_model(m, plan.planned, tokens, done) for m in models]
     judge, extractor = plan.cfg.judge, plan.cfg.extractor
     if judge is not None:
-        rows.append(_estimate_helper(judge, "judge", plan.cfg, plan.planned, done, backlog, _judge_call))
+        rows.append(_forecast_helper(judge, "judge", plan.cfg, plan.planned, done, backlog, _judge_call))
     if extractor is not None:
-        rows.append(_estimate_helper(extractor, "extractor", plan.cfg, plan.planned, done, backlog, _extractor_call))
+        rows.append(_forecast_helper(extractor, "extractor", plan.cfg, plan.planned, done, backlog, _extractor_call))
     return rows
 
 
@@ -97,9 +97,9 @@ def _extractor_call(ex: ModelConfig, p: PlannedDataset, item: Item, answer_token
     return prompt_tokens(messages) + answer_tokens, ex.max_tokens or extract_prompt.MAX_OUTPUT
 
 
-def _estimate_helper(helper: ModelConfig, role: str, cfg: ModelsFile, planned: list[PlannedDataset],
+def _forecast_helper(helper: ModelConfig, role: str, cfg: ModelsFile, planned: list[PlannedDataset],
                      done: dict[tuple[str, str], set[tuple[str, int]]], backlog: dict[tuple[str, str], int],
-                     call: HelperCall) -> Estimate:
+                     call: HelperCall) -> Forecast:
     """The judge's or the extractor's calls about the answers this run makes and the stored ones waiting."""
     calls = tok_in = tok_out = 0
     for p in planned:
@@ -125,7 +125,7 @@ def _estimate_helper(helper: ModelConfig, role: str, cfg: ModelsFile, planned: l
             else "at most: only answers the rules leave unread are asked")
     note = ", ".join(x for x in (what, helper.missing_key() or ("" if helper.price else "no price"),
                                  "batch price" if helper.batch and helper.price else "") if x)
-    return Estimate(f"{role} {helper.name}" if helper.name != role else role, helper.provider, calls, tok_in,
+    return Forecast(f"{role} {helper.name}" if helper.name != role else role, helper.provider, calls, tok_in,
                     tok_out, cost, note)
 
 
@@ -145,8 +145,8 @@ def _backlogs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[Pla
     return out
 
 
-def _estimate_model(m: ModelConfig, planned: list[PlannedDataset], tokens: dict[str, dict[str, int]],
-                    done: dict[tuple[str, str], set[tuple[str, int]]]) -> Estimate:
+def _forecast_model(m: ModelConfig, planned: list[PlannedDataset], tokens: dict[str, dict[str, int]],
+                    done: dict[tuple[str, str], set[tuple[str, int]]]) -> Forecast:
     items = tok_in = tok_out = 0
     for p in planned:
         skip = done.get((m.name, p.id), set())
@@ -163,10 +163,10 @@ def _estimate_model(m: ModelConfig, planned: list[PlannedDataset], tokens: dict[
     note = m.missing_key() or ("" if m.price is not None else "no price")
     if m.batch:
         note = ", ".join(x for x in (note, f"batch price (x{m.price.batch_factor:g})" if m.price else "batch") if x)
-    return Estimate(m.name, m.provider, items, tok_in, tok_out, cost, note)
+    return Forecast(m.name, m.provider, items, tok_in, tok_out, cost, note)
 
 
-def print_estimate(rows: list[Estimate], out: TextIO = sys.stdout) -> None:
+def print_forecast(rows: list[Forecast], out: TextIO = sys.stdout) -> None:
     head = ("model", "provider", "items", "tokens in (est.)", "tokens out (max)", "cost USD (max)", "note")
     body = [(r.model, r.provider, f"{r.items:,}", f"{r.input_tokens:,}", f"{r.output_tokens:,}",
              "-" if r.cost_usd is None else f"{r.cost_usd:,.4f}", r.note) for r in rows]

@@ -1,4 +1,4 @@
-"""`sweep --estimate` (engine/sweep/cost.py): the models' calls and the helpers', priced, nothing called."""
+"""`sweep --estimate` (engine/sweep/forecast.py): the models' calls and the helpers', priced, nothing called."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from engine.sweep.cost import estimate, print_estimate
+from engine.sweep.forecast import forecast, print_forecast
 from engine.sweep.plan import SweepOptions
 
 PRICE = "price = { input_per_mtok = 2.0, output_per_mtok = 8.0 }\n"
@@ -21,10 +21,10 @@ def _models(tmp_path):
     return path
 
 
-def test_the_judge_and_the_extractor_are_estimated_at_their_price(tmp_path, data_dir):
+def test_the_judge_and_the_extractor_are_forecast_at_their_price(tmp_path, data_dir):
     opts = SweepOptions(models_path=_models(tmp_path), db=tmp_path / "r.duckdb", data_dir=data_dir,
                         datasets=["lcsts", "copa"], limit=5)
-    rows = {r.model: r for r in estimate(opts)}
+    rows = {r.model: r for r in forecast(opts)}
     assert list(rows) == ["m1", "judge", "extractor ex"] and rows["m1"].items == 10
     judge, ex = rows["judge"], rows["extractor ex"]
     # One verdict per lcsts answer (copa is not judged); a reading per copa answer at most (lcsts is free text).
@@ -34,12 +34,12 @@ def test_the_judge_and_the_extractor_are_estimated_at_their_price(tmp_path, data
         assert r.input_tokens > 0 and r.cost_usd == pytest.approx((2.0 * r.input_tokens + 8.0 * r.output_tokens) / 1e6)
     assert ex.output_tokens == 5 * 16 and judge.output_tokens == 5 * 200  # their reply caps
     out = io.StringIO()
-    print_estimate(list(rows.values()), out)
+    print_forecast(list(rows.values()), out)
     total = [line for line in out.getvalue().splitlines() if line.startswith("total")][0]
     assert f"{sum(r.cost_usd for r in rows.values()):,.4f}" in total
 
 
-def test_stored_answers_waiting_for_a_verdict_are_estimated_too(tmp_path, data_dir):
+def test_stored_answers_waiting_for_a_verdict_are_forecast_too(tmp_path, data_dir):
     from msgspec.structs import replace
 
     from engine.sweep.plan import plan_sweep
@@ -53,5 +53,5 @@ def test_stored_answers_waiting_for_a_verdict_are_estimated_too(tmp_path, data_d
     con = connect(tmp_path / "r.duckdb")
     insert_rows(con, [replace(row("m1", "lcsts", i), response="摘要") for i in planned.ids])  # answered, not judged
     con.close()
-    rows = {r.model: r for r in estimate(opts)}
+    rows = {r.model: r for r in forecast(opts)}
     assert rows["m1"].items == 0 and rows["judge"].items == 5 and rows["judge"].cost_usd > 0
