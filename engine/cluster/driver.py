@@ -1,12 +1,12 @@
 """`sweep --cluster ADDRESS`: the driver. It plans as the single-machine sweep plans, hands (model, dataset)
 units to the models' host actors, and is the only DuckDB writer.
 
-Order of a run: the database and plan as on one machine (engine/sweep/sweep.py:run_sweep); the files a
+Order of a run: the database and plan as on one machine (engine/sweep/prepare.py:run_sweep); the files a
 killed driver left landed are ingested first (store/cluster.py, each once); Ray is joined; one rate keeper
 per account or model with limits (engine/cluster/limiter.py) and the hosts of every model replica are
 started (engine/cluster/placement.py keeps them; engine/cluster/host.py is one: a served model's server
 starts on its node, and what it reports fills the model as on one machine); then stamps and identities
-are checked before any call (engine/sweep/sweep.py:stamp_run), the units are queued, and the loop runs:
+are checked before any call (engine/sweep/prepare.py:stamp_run), the units are queued, and the loop runs:
 
 - hand a host of the unit's model its next unit while it runs fewer than UNITS_PER_HOST (the hosts pull,
   so replicas balance themselves); what is stored is read again at each hand-out, so a unit's next

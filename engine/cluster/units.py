@@ -1,7 +1,7 @@
 """The unit of work on a cluster, one (model, dataset), the prefix of the resume key; and its landing.
 
 The driver plans a unit exactly as the single-machine sweep plans a model's items: the dataset's seeded
-sample (engine/sweep/plan.py), the model's stamps and identity (engine/sweep/sweep.py:stamp_run), and the
+sample (engine/sweep/plan.py), the model's stamps and identity (engine/sweep/prepare.py:stamp_run), and the
 keys already stored. A host receives the sample's raw records with it, so no node but the driver reads
 the data folder.
 
