@@ -52,7 +52,7 @@ from engine.run.progress import Progress, log
 from engine.run.signals import signalled, signals_remembered
 from engine.sweep.live import live_view_thread
 from engine.sweep.plan import SweepOptions, SweepPlan
-from engine.sweep.prepare import SweepResult, keep_intervals, run_sweep, stamp_run
+from engine.sweep.prepare import SweepResult, end_run, run_sweep, stamp_run
 from engine.version import ENGINE_VERSION
 from providers.errors import ErrorClass, ProviderError
 from store import cluster as units_table
@@ -161,13 +161,13 @@ class Driver:
             run_s = time.perf_counter() - t0
         finally:
             self._stop_everything()
-        if not interrupted:  # as on one machine: a --fraction's models estimated, then the bounds
-            keep_intervals(self.con, [m.name for m in self.cfg.models] if self.opts.fraction is not None else None)
-        self._summary()
-        errors = sum(c.errors for c in self.progress.counters.values())
         rows = sum(c.done - c.start_done for c in self.progress.counters.values())
-        return SweepResult(rows_written=rows, interrupted=interrupted, errors=errors, run_s=run_s,
-                           unreachable=sorted(self.pool.gone))
+        result = SweepResult(rows_written=rows, interrupted=interrupted, errors=0, run_s=run_s,
+                             unreachable=sorted(self.pool.gone))
+        # The same end as on one machine. A changed model version stops a host's lane; the guards that
+        # saw it are the hosts' copies, so the driver's stamps report none (the units end as they do).
+        return end_run(self.con, result, opts=opts, names=[m.name for m in self.cfg.models], progress=self.progress,
+                       stamps=self.stamps, say=self._summary)
 
     def _served(self, m: ModelConfig) -> ModelConfig:
         """The model as its first host serves it (a started server's URL and window), for stamps and budgets."""
