@@ -16,7 +16,7 @@ Metrics: accuracy (primary, paper); macro F1 over the labels present and per-lab
 
 from benchmark.dataset import MetricSpec
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset, per_class_f1
+from benchmark.adapters.mcq import ChoiceDataset, per_class_f1
 from benchmark.registry import register
 
 LABELS = (

@@ -13,7 +13,7 @@ reports beside accuracy for this skewed set (104 duplicates of 300).
 
 from benchmark.dataset import MetricSpec
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset, class_f1_measures
+from benchmark.adapters.mcq import ChoiceDataset, class_f1_measures
 from benchmark.registry import register
 
 register(

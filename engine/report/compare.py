@@ -4,7 +4,7 @@
 
 Only items both models answered (every sample `ok` for both) count. The
 difference A - B at each node comes from the paired bootstrap of
-store/bootstrap.py restricted to those items (the same resampled items for both
+store/hierarchy/bootstrap.py restricted to those items (the same resampled items for both
 models): the point difference, its 95 % percentile interval, and a two-sided
 bootstrap p-value. A dataset whose score is plain accuracy (one method, the mean
 of a 0/1 score, one sample per item) gets the exact McNemar test on the
@@ -24,9 +24,9 @@ import numpy as np
 from benchmark.errors import UserError
 from engine.report.estimated import ESTIMATED_MARK
 from engine.report.terminal import one_line, printable
-from store.bootstrap import build_replicates, drop_replicates
+from store.hierarchy.bootstrap import build_replicates, drop_replicates
 from store.db import connect
-from store.suite_tables import open_suite
+from store.hierarchy.suite_tables import open_suite
 
 LEVELS = ("overall", "ability", "sub_ability", "task", "dataset")
 

@@ -21,7 +21,7 @@ from benchmark.compactbench.templates import TemplateError
 from benchmark.dataset import DataMissing
 from benchmark.errors import UserError
 from benchmark.sources import SourcesError
-from benchmark.suite import SuiteError
+from benchmark.suites.suite import SuiteError
 from engine import cli
 from engine import cli_parsers
 from engine.cli import build, main, parse
