@@ -17,12 +17,8 @@ from sklearn.metrics import f1_score
 from benchmark import registry
 from benchmark.dataset import AnswerSpace, DataMissing, Dataset, MetricSpec, Scored
 from benchmark.loaders import Files, locate, read_rows
-from benchmark.adapters.mcq import (
-    ChoiceDataset,
-    class_f1_measures,
-    per_class_f1,
-    seeded_permutation,
-)
+from benchmark.adapters.choice_measures import class_f1_measures, per_class_f1
+from benchmark.adapters.mcq import ChoiceDataset, seeded_permutation
 from benchmark.sampling import seeded_sample
 
 
