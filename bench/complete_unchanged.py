@@ -40,9 +40,9 @@ def dump(out: Path, models: int, items: int, replicates: int) -> None:
 
     duckdb.connect = one_thread
     from bench.views_bench import build_db
-    from benchmark.suite import load_suite
+    from benchmark.suites.suite import load_suite
     from engine.cli import main
-    from store.bootstrap import compute_intervals
+    from store.hierarchy.bootstrap import compute_intervals
 
     db = out / "r.duckdb"
     con = build_db(db, load_suite("moodbench"), models, items)

@@ -2,7 +2,7 @@
 units to the models' host actors, and is the only DuckDB writer.
 
 Order of a run: the database and plan as on one machine (engine/sweep/prepare.py:run_sweep); the files a
-killed driver left landed are ingested first (store/cluster.py, each once); Ray is joined; one rate keeper
+killed driver left landed are ingested first (store/side/cluster.py, each once); Ray is joined; one rate keeper
 per account or model with limits (engine/cluster/limiter.py) and the hosts of every model replica are
 started (engine/cluster/placement.py keeps them; engine/cluster/host.py is one: a served model's server
 starts on its node, and what it reports fills the model as on one machine); then stamps and identities
@@ -55,9 +55,9 @@ from engine.sweep.plan import SweepOptions, SweepPlan
 from engine.sweep.prepare import SweepResult, end_run, run_sweep, stamp_run
 from engine.version import ENGINE_VERSION
 from providers.errors import ErrorClass, ProviderError
-from store import cluster as units_table
-from store import resume
-from store.writer import insert_rows
+from store.side import cluster as units_table
+from store.results import resume
+from store.results.writer import insert_rows
 
 PROGRESS_EVERY_S = 10.0
 

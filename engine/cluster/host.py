@@ -33,7 +33,7 @@ from engine.version import ENGINE_VERSION
 from providers.breaker import Breaker
 from providers.limits import Limits
 from providers.registry import SERVED
-from store.writer import Writer
+from store.results.writer import Writer
 
 # Seconds between looks at the server process while a unit runs.
 WATCH_S = 0.5

@@ -50,7 +50,7 @@ from providers.base import ChatResult, Provider
 from providers.breaker import Breaker
 from providers.errors import ProviderError, Unreachable
 from providers.registry import make_provider
-from store import compactbench as cbstore
+from store.side import compactbench as cbstore
 from store.db import connect
 
 _REPO = Path(__file__).resolve().parents[2]

@@ -67,7 +67,7 @@ def _ids(args: DataOptions, manifest: Manifest) -> list[str]:
             raise UserError(f"no download source known for {', '.join(unknown)} "
                             f"(known: {', '.join(sorted(manifest.datasets))})")
         return ids
-    from benchmark.suite import load_suite  # a SuiteError is a UserError
+    from benchmark.suites.suite import load_suite  # a SuiteError is a UserError
 
     suite = load_suite(args.suite or "moodbench")
     ids = list(dict.fromkeys(suite.datasets))

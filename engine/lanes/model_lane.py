@@ -17,7 +17,7 @@ from benchmark.dataset import Scored
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
 from providers.http import DEFAULT_MAX_OUTPUT
-from store.writer import ResultRow
+from store.results.writer import ResultRow
 
 __all__ = ["ModelLane", "Stamps", "VersionGuard", "answer_row", "build_row", "estimate_cost", "evaluate"]
 

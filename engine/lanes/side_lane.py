@@ -32,7 +32,7 @@ from engine.run.workers import STOP, run_workers
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
 from providers.http import DEFAULT_MAX_OUTPUT
-from store.writer import ResultRow, Writer
+from store.results.writer import ResultRow, Writer
 
 CHANNEL = 1000  # answers waiting for the helper before model lanes wait too
 PAGE = 256  # backlog rows read at a time

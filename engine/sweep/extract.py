@@ -8,7 +8,7 @@ The contract (docs/extraction.md), stable: one JSON object a line in,
 
     {"id": ..., "answer": "C" | ["B", "D"] | null, "by": "rules" | "model"}
 
-`by` says which reader decided the line: the rules of benchmark/extract.py, or
+`by` says which reader decided the line: the rules of benchmark/extract/choice.py, or
 the [extractor] model of `--extractor MODELS.toml`, asked only about the lines
 the rules left unread. A bad line: exit 2, naming it; nothing is written.
 
@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from benchmark.extract import Choices, extract_multi, extract_single
+from benchmark.extract.choice import Choices, extract_multi, extract_single
 from engine.config.load import load_models
 from engine.config.models import ModelConfig, ModelsFile
 from benchmark.errors import UserError

@@ -21,9 +21,9 @@ from typing import TextIO
 import duckdb
 import msgspec
 
-from benchmark import extract_prompt
+from benchmark.extract import prompt as extract_prompt
 from benchmark.dataset import Item
-from benchmark.judges import rubric_for
+from benchmark.adapters.judges import rubric_for
 from engine.config.models import ModelConfig, ModelsFile
 from engine.lanes.extract_model import CUT_OFF
 from engine.lanes.work import PlannedDataset
@@ -31,7 +31,9 @@ from engine.run.context import prompt_tokens
 from engine.run.generation import dataset_generation
 from engine.sweep.plan import SweepOptions, plan_sweep
 from providers.http import DEFAULT_MAX_OUTPUT
-from store import extractions, judgements, resume
+from store.side import extractions
+from store.side import judgements
+from store.results import resume
 from store.db import connect
 
 

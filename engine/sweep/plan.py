@@ -13,7 +13,7 @@ import msgspec
 from benchmark import registry
 from benchmark.dataset import DataMissing, Dataset, stable_hash
 from benchmark.sampling import seeded_sample
-from benchmark.suite import Suite, load_suite
+from benchmark.suites.suite import Suite, load_suite
 from engine.config.load import load_models
 from engine.config.models import ModelsFile, SweepDefaults
 from engine.data.pull import DataOptions, pull

@@ -22,12 +22,13 @@ from engine.run.progress import Progress, log
 from engine.sweep.identity import check_identities
 from engine.run.local_server import served_models
 from engine.sweep.plan import SweepOptions, SweepPlan, plan_sweep, run_stamp
-from store import identity as store_identity
-from store import resume, runs
-from store.bootstrap import compute_intervals
+from store.results import identity as store_identity
+from store.results import resume
+from store.results import runs
+from store.hierarchy.bootstrap import compute_intervals
 from store.db import connect, transaction, write_failure
+from store.hierarchy.suite_tables import load_suite_tables
 from store.snapshot import Snapshots
-from store.suite_tables import load_suite_tables
 
 
 class SweepResult(msgspec.Struct, kw_only=True):
@@ -130,7 +131,7 @@ def keep_intervals(con: duckdb.DuckDBPyConnection, estimated: list[str] | None =
     try:
         if estimated:
             # Imported here: the estimator's numeric stack (scipy) would cost every plain sweep ~0.3 s of start-up.
-            from store.estimates import compute_estimates
+            from store.estimates.scores import compute_estimates
             compute_estimates(con, estimated)
     except (UserError, duckdb.Error) as e:  # no scored row yet: the views score what was answered
         log(f"warning: estimates not computed ({str(e).splitlines()[0]}); `estimate DB` computes them")

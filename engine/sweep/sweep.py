@@ -33,7 +33,9 @@ from providers.breaker import Breaker
 from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
-from store import extractions, resume, snapshot
+from store import snapshot
+from store.side import extractions
+from store.results import resume
 
 if TYPE_CHECKING:
     from engine.sweep.until_stable import Round

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.extract import Choices, codes_for, extract_multi, extract_single, fold
+from benchmark.extract.choice import Choices, codes_for, extract_multi, extract_single, fold
 from tests.benchmark.extract_helpers import code_read
 
 ABCD = Choices(["The grandfather", "The grandson", "Can't be determined", "Nobody"])

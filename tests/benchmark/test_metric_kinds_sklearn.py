@@ -1,5 +1,5 @@
-"""The metric kinds' Python references (benchmark/metric_kinds.py), fed label counts, equal scikit-learn's
-metrics on fixtures and on generated data; so do the per-item scores of benchmark/metrics.py."""
+"""The metric kinds' Python references (benchmark/metrics/kinds.py), fed label counts, equal scikit-learn's
+metrics on fixtures and on generated data; so do the per-item scores of benchmark/metrics/item.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 from sklearn.preprocessing import MultiLabelBinarizer  # noqa: E402
 
-from benchmark.metrics import f1_from_counts  # noqa: E402
+from benchmark.metrics.item import f1_from_counts  # noqa: E402
 from tests.benchmark import kind_reference as K  # noqa: E402
 
 LABELS = ["a", "b", "c", "d"]

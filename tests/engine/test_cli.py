@@ -21,7 +21,7 @@ from benchmark.compactbench.templates import TemplateError
 from benchmark.dataset import DataMissing
 from benchmark.errors import UserError
 from benchmark.sources import SourcesError
-from benchmark.suite import SuiteError
+from benchmark.suites.suite import SuiteError
 from engine import cli
 from engine.cli import COMMANDS, build, main, parse
 from engine.flags import Command, db_of, given_db

@@ -57,7 +57,7 @@ def test_item_rows_win_unless_override(db, tmp_path):
 
 
 def test_header_order_bom_and_a_suite_file_path(db, tmp_path):
-    from benchmark.suite import SUITES_DIR
+    from benchmark.suites.suite import SUITES_DIR
 
     text = "\ufeffscore,Model,dataset\n12,m,c3\n"
     assert run(db, tmp_path, text, suite=str(SUITES_DIR / "moodbench-reference.toml")) == 0

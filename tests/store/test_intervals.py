@@ -1,4 +1,4 @@
-"""Bootstrap intervals (store/bootstrap.py): point estimates, pairing, widths, the veto, ranks."""
+"""Bootstrap intervals (store/hierarchy/bootstrap.py): point estimates, pairing, widths, the veto, ranks."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from benchmark.suite import parse_suite
-from store.bootstrap import build_replicates, compute_intervals, drop_replicates, refresh_intervals, resample_counts
+from benchmark.suites.suite import parse_suite
+from store.hierarchy.bootstrap import build_replicates, compute_intervals, drop_replicates, refresh_intervals, resample_counts
 from tests.store.test_views_property import close, data_for, externals, load, suites
 from tests.store.test_views_property import con as prop_con  # noqa: F401 (a fixture)
 from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric, one

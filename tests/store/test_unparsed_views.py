@@ -1,4 +1,4 @@
-"""Unread answers beside every score (store/unparsed.sql, dataset_scores.unparsed_share) and in `report`,
+"""Unread answers beside every score (store/hierarchy/unparsed.sql, dataset_scores.unparsed_share) and in `report`,
 on a hand-made DuckDB file with hand-computed values."""
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmark.suite import Suite, parse_suite
-from store.suite_tables import insert_rows, load_suite_tables
-from store.views import ensure_views
+from benchmark.suites.suite import Suite, parse_suite
+from store.hierarchy.suite_tables import insert_rows, load_suite_tables
+from store.hierarchy.views import ensure_views
 
 POOL = [f"d{i}" for i in range(6)]
 WEIGHTS = st.sampled_from([0.5, 1, 2, 3])

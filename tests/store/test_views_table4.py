@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.suite import load_suite
+from benchmark.suites.suite import load_suite
 from store.import_scores import import_scores
 from tests.store.test_views_support import flat_suite, load_toml, make_db, metric, scored
 

@@ -24,7 +24,7 @@ import pytest
 from aiohttp import web
 
 from benchmark import sources
-from benchmark.suite import load_suite
+from benchmark.suites.suite import load_suite
 from engine.data import fetch
 from engine.cli import main
 

@@ -18,12 +18,13 @@ from engine.lanes.work import pending_work
 from engine.run.progress import Progress
 from engine.lanes.model_lane import Stamps
 from engine.run.context import Budget
-from providers.batch import EXPIRED, FAILED
+from providers.batch.core import EXPIRED, FAILED
 from providers.errors import ErrorClass, ProviderError
-from store import batches, resume
-from store.batches import ItemKey
+from store.side import batches
+from store.results import resume
+from store.side.batches import ItemKey
 from store.db import connect
-from store.writer import Writer
+from store.results.writer import Writer
 from tests.engine.batch_fakes import (
     Crash,
     EchoDataset,

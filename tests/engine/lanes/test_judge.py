@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmark import registry
-from benchmark.judges import rubric_for
+from benchmark.adapters.judges import rubric_for
 from engine.config.load import load_models
 from benchmark.errors import UserError
 from engine.lanes.judge import JudgeLane, JudgePlan, plan_judging

@@ -1,4 +1,4 @@
-"""The report, the HTML page and `compare` on a model whose dataset score is an estimate (store/views.sql)."""
+"""The report, the HTML page and `compare` on a model whose dataset score is an estimate (store/hierarchy/views.sql)."""
 
 from __future__ import annotations
 

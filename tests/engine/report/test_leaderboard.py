@@ -129,7 +129,7 @@ def test_constrained_models_are_named_under_the_leaderboard(db, capsys):
 def test_drilldown_shows_the_chance_baseline_beside_the_dataset_score(db, capsys, monkeypatch):
     import duckdb
 
-    from store import runs
+    from store.results import runs
 
     con = duckdb.connect(str(db))
     runs.record_baselines(con, "df1", chance=0.25, majority=0.3)  # ratio normalization: 25 on the 0-100 scale

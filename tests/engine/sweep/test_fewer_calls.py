@@ -18,9 +18,9 @@ from benchmark.sampling import DEFAULT_SEED, seeded_sample
 from engine.cli import main
 from engine.sweep.sweep import SweepOptions, sweep
 from simulator.server import SimServerProcess
-from store import stopping
+from store.stats import stopping
 from store.db import connect
-from store.writer import insert_rows
+from store.results.writer import insert_rows
 from tests.engine.fakes import FakeDataset
 from tests.integration.helpers import query
 from tests.store.helpers import row

@@ -44,7 +44,7 @@ def test_stored_answers_waiting_for_a_verdict_are_forecast_too(tmp_path, data_di
 
     from engine.sweep.plan import plan_sweep
     from store.db import connect
-    from store.writer import insert_rows
+    from store.results.writer import insert_rows
     from tests.store.helpers import row
 
     opts = SweepOptions(models_path=_models(tmp_path), db=tmp_path / "r.duckdb", data_dir=data_dir,
