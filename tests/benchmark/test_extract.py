@@ -214,6 +214,7 @@ option_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, m
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200), st.lists(option_text, min_size=2, max_size=30))
+@pytest.mark.slow
 def test_never_raises_on_any_text(response, options):
     ch = Choices(options)
     i = extract_single(response, ch)

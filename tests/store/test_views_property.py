@@ -217,6 +217,7 @@ def con():
 @settings(max_examples=int(os.environ.get("VIEWS_PROPERTY_EXAMPLES", 40)), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text=suites(), data=data_for, ext=externals)
+@pytest.mark.slow
 def test_views_match_the_python_algorithms(con, text, data, ext):
     suite = parse_suite(tomllib.loads(text), "rand.toml")
     data = {k: v for k, v in data.items() if v}  # an empty list means no rows

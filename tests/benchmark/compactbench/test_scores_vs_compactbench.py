@@ -147,6 +147,7 @@ def _kinds(reasons: list[str]) -> set[str]:
     return {r.split()[0].split("_")[0] for r in reasons if r}
 
 
+@pytest.mark.slow
 def test_views_equal_compactbench_010(cb, benchmarks, monkeypatch):
     cases, data = _fixture(benchmarks, COMPAT)
     con = duckdb.connect()

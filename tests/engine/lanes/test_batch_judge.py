@@ -28,6 +28,9 @@ from store.results.writer import insert_rows
 from tests.engine.batch_fakes import Crash, FakeBatchAPI, permanent, survives, transient
 from tests.store.helpers import row
 
+# Each test simulates a provider's batch API through whole runs: seconds each.
+pytestmark = pytest.mark.slow
+
 GOOD = '{"completeness": 5, "conciseness": 4, "faithfulness": 5, "fluency": 4, "reason": "fine"}'
 MODELS = """
 [[models]]

@@ -36,6 +36,9 @@ from tests.engine.batch_fakes import (
     transient,
 )
 
+# Each test simulates a provider's batch API through whole runs: seconds each.
+pytestmark = pytest.mark.slow
+
 
 def model(**kw) -> ModelConfig:
     return ModelConfig(name="m", provider="openai", model="m", batch=True, batch_poll_s=1.0, **kw)

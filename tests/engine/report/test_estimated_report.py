@@ -52,6 +52,7 @@ def test_csv_has_the_flag_only_when_something_is_estimated(db, tmp_path, capsys)
     assert "estimated" not in capsys.readouterr().out.splitlines()[0]
 
 
+@pytest.mark.slow
 def test_drilldown_marks_each_estimated_node_and_names_the_estimate(db, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")  # a node's line unwrapped
     assert main(["report", "--db", str(db), "--model", "new"]) == 0

@@ -40,6 +40,7 @@ def test_default_gguf_ships_in_site_packages():
     assert default_gguf().stat().st_size > 50_000_000
 
 
+@pytest.mark.slow
 def test_start_use_stop():
     server = LocalServer()
     with server:
@@ -59,6 +60,7 @@ def test_stopped_when_the_body_raises():
     assert not _alive(pid)
 
 
+@pytest.mark.slow
 def test_no_orphan_when_the_engine_is_killed(tmp_path):
     # A child Python starts the server, prints its pid, then is SIGKILLed.
     code = ("import sys; sys.path.insert(0, %r)\n"
@@ -79,6 +81,7 @@ def test_no_orphan_when_the_engine_is_killed(tmp_path):
     assert not alive
 
 
+@pytest.mark.slow
 def test_sweep_with_a_local_model_starts_and_stops_its_server(tmp_path):
     from tests.integration.helpers import query, run_cli
 
@@ -96,6 +99,7 @@ def test_sweep_with_a_local_model_starts_and_stops_its_server(tmp_path):
     assert out.stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_local_sweep_stops_the_server(tmp_path):
     from tests.integration.helpers import ROOT
 

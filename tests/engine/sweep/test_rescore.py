@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import duckdb
+import pytest
 from msgspec.structs import replace
 
 from benchmark.dataset import DatasetBase, Item, Message, MetricSpec, Scored
@@ -118,6 +119,7 @@ def test_a_stored_model_reading_of_the_same_answer_is_kept(tmp_path):
     assert got["i3"] == (None, 0.0, None)  # the reading was of another text
 
 
+@pytest.mark.slow
 def test_worker_processes_write_what_scoring_in_this_process_writes(tmp_path):
     """`rescore --workers 2` scores pages in spawned processes: the stored rows and the tally are the same."""
     import shutil
