@@ -26,6 +26,18 @@ VIEWS = ("dataset_scores", "task_scores", "ability_scores", "leaderboard", "inte
 NEW_COLUMNS = ("estimated",)  # columns the newer tree adds; left out so the rows compare
 
 
+def _either(*modules: str):
+    """The first of these modules the tree has."""
+    import importlib
+
+    for name in modules:
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+    raise ModuleNotFoundError(modules[0])
+
+
 def dump(out: Path, models: int, items: int, replicates: int) -> None:
     """In the tree this file is run from: build, compute, write every output into `out`."""
     sys.path.insert(0, str(Path.cwd()))
@@ -40,9 +52,11 @@ def dump(out: Path, models: int, items: int, replicates: int) -> None:
 
     duckdb.connect = one_thread
     from bench.views_bench import build_db
-    from benchmark.suite import load_suite
     from engine.cli import main
-    from store.bootstrap import compute_intervals
+
+    # Each under its name in either layout (store/ and benchmark/ moved into wings).
+    load_suite = _either("benchmark.suites.suite", "benchmark.suite").load_suite
+    compute_intervals = _either("store.hierarchy.bootstrap", "store.bootstrap").compute_intervals
 
     db = out / "r.duckdb"
     con = build_db(db, load_suite("moodbench"), models, items)

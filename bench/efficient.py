@@ -7,7 +7,7 @@ For each development matrix (default: ../shared/efficient-dev/*.csv.gz, columns 
 item_id, score) the models are split into folds; each fold's models are simulated as new: they
 answer the first `fraction` of every dataset's items in the suite's seeded order (a sweep's
 `--limit` prefix, benchmark/sampling.py), right exactly when the matrix says so, and every other
-model answers everything. The rows go into an in-memory database and store/estimates.py
+model answers everything. The rows go into an in-memory database and store/estimates/scores.py
 estimates the new models. Printed per fraction: the mean absolute error of the estimates and of
 the answered mean (points on 0-100) and their ratio, the error of the equal-weight aggregate,
 the 95 % intervals' coverage and mean width, and the time the estimation took.
@@ -40,10 +40,10 @@ sys.path.insert(0, str(ROOT))
 
 from benchmark.sampling import sample_key  # noqa: E402
 from store.db import ensure_schema  # noqa: E402
-from store.estimates import FULL_SHARE, MIN_MODELS, compute_estimates  # noqa: E402
-from store.estimator import Answered, Estimate, Population, choose_blend, estimate_model  # noqa: E402
-from store.item_model import fit_2pl  # noqa: E402
-from store.stopping import allocate, rank_of, round_budget, settled, spread, standing  # noqa: E402
+from store.estimates.scores import FULL_SHARE, MIN_MODELS, compute_estimates  # noqa: E402
+from store.stats.estimator import Answered, Estimate, Population, choose_blend, estimate_model  # noqa: E402
+from store.stats.item_model import fit_2pl  # noqa: E402
+from store.stats.stopping import allocate, rank_of, round_budget, settled, spread, standing  # noqa: E402
 
 DEV = Path(os.environ.get("ENGINE_SHARED_DIR", ROOT.parent / "shared")) / "efficient-dev"  # as the tests find shared/
 
@@ -112,10 +112,10 @@ def replay(data, fraction: float, folds: int, cut: int, seed: int) -> dict[str, 
 def replay_until_stable(data, folds: int, cut: int, seed: int, share: float | None = None, width: int = 1,
                         replayed: int | None = None, share_cap: float = 0.3, level: float = 0.95,
                         stored: int | None = None) -> dict[str, float]:
-    """Every model in turn new, asked in rounds as `sweep --until-stable` asks (store/stopping.py).
+    """Every model in turn new, asked in rounds as `sweep --until-stable` asks (store/stats/stopping.py).
 
     Its answers are the matrix's; it ranks among the other folds' models, whose overall is their
-    full-matrix score (equal dataset weights). Estimated from what it answered with store/estimator.py,
+    full-matrix score (equal dataset weights). Estimated from what it answered with store/stats/estimator.py,
     the item models fitted and the blend chosen once per fold (the sweep refits when rows change).
     `width`: the rank range that stops it (the sweep's: 1), `level` its interval's (the sweep's: 0.95);
     `replayed`: only this many models (seeded); `stored`: the database holds only this many of the

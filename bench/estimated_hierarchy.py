@@ -31,11 +31,11 @@ import pyarrow.csv as pacsv
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark.suite import load_suite  # noqa: E402
-from store.bootstrap import compute_intervals  # noqa: E402
+from benchmark.suites.suite import load_suite  # noqa: E402
+from store.hierarchy.bootstrap import compute_intervals  # noqa: E402
 from store.db import connect  # noqa: E402
-from store.estimates import compute_estimates  # noqa: E402
-from store.suite_tables import load_suite_tables  # noqa: E402
+from store.estimates.scores import compute_estimates  # noqa: E402
+from store.hierarchy.suite_tables import load_suite_tables  # noqa: E402
 
 BOARD = ("SELECT model, raw_total, rank, vetoed, ci_low, ci_high, rank_low, rank_high, p_veto, estimated "
          "FROM leaderboard")

@@ -1,4 +1,4 @@
-"""Time the bootstrap intervals (store/bootstrap.py) over a full-size synthetic sweep.
+"""Time the bootstrap intervals (store/hierarchy/bootstrap.py) over a full-size synthetic sweep.
 
     .venv/bin/python bench/intervals_bench.py [--models 30] [--items 300] [--replicates 1000]
 
@@ -21,8 +21,8 @@ import duckdb
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.views_bench import build_db
-from benchmark.suite import load_suite
-from store.bootstrap import compute_intervals
+from benchmark.suites.suite import load_suite
+from store.hierarchy.bootstrap import compute_intervals
 
 
 def _timed(fn) -> tuple[float, object]:

@@ -82,7 +82,7 @@ def main() -> int:
     if not (args.reuse and args.db.exists()):
         args.db.unlink(missing_ok=True)
         mfile = args.db.with_suffix(".toml")
-        from benchmark.suite import load_suite
+        from benchmark.suites.suite import load_suite
 
         skip = set(args.skip.split(","))
         datasets = ",".join(d for d in load_suite("moodbench").datasets if d not in skip)
@@ -100,7 +100,7 @@ def main() -> int:
         con = duckdb.connect(str(args.db))
         con.execute("UPDATE suites SET tau = ?", [BENCH_TAU])
         con.close()
-    # The first report after new results also runs the bootstrap (store/bootstrap.py stores the
+    # The first report after new results also runs the bootstrap (store/hierarchy/bootstrap.py stores the
     # intervals, then only reads them): timed twice, so both are seen.
     times = []
     for _ in range(2):

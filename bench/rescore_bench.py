@@ -27,10 +27,10 @@ STYLES = ("The answer is ({c}).", "{c}", "After weighing the options, I choose {
 
 def build(db: Path, data_dir: Path, n_models: int, n_datasets: int, items: int) -> int:
     from benchmark import registry
-    from benchmark.mcq import ChoiceDataset
+    from benchmark.adapters.mcq import ChoiceDataset
     from engine.sweep.plan import load_dataset
     from store.db import connect
-    from store.writer import ResultRow, insert_rows
+    from store.results.writer import ResultRow, insert_rows
 
     con = connect(db)
     now, n, used = datetime.now(UTC), 0, 0

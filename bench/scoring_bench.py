@@ -23,7 +23,7 @@ from pathlib import Path
 
 from benchmark import registry
 from benchmark.dataset import DataMissing
-from benchmark.extract import Choices, extract_multi, extract_single
+from benchmark.extract.choice import Choices, extract_multi, extract_single
 from benchmark.sampling import seeded_sample
 
 ANSWERS = ["Answer: B", "答案：A", "I think the answer is (A) because of the passage.", "B", "no idea"]

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.views_bench import build_db  # noqa: E402
-from benchmark.suite import load_suite  # noqa: E402
+from benchmark.suites.suite import load_suite  # noqa: E402
 
 
 def free_port() -> int:

@@ -79,13 +79,13 @@ def scenario(name: str, *, models: int, items: int, concurrency: int, latency_ms
 def seed_completed(db: Path, models_file: Path, n_models: int, items: int) -> None:
     """Write n_models x items completed rows, exactly as a finished sweep would have."""
     from benchmark import registry
-    from engine.config import load_models
+    from engine.config.load import load_models
     from engine.run.generation import request_stamp
     from engine.sweep.identity import identity_hash, model_identity
     from engine.sweep.plan import load_dataset, run_stamp
-    from store import identity as store_identity
+    from store.results import identity as store_identity
     from store.db import connect
-    from store.writer import ResultRow, insert_rows
+    from store.results.writer import ResultRow, insert_rows
 
     ds = registry.get("synthetic")
     planned = load_dataset(ds, Path("."), items, 20250826)

@@ -20,9 +20,9 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark.suite import load_suite  # noqa: E402
-from store.suite_tables import load_suite_tables  # noqa: E402
-from store.views import ensure_views  # noqa: E402
+from benchmark.suites.suite import load_suite  # noqa: E402
+from store.hierarchy.suite_tables import load_suite_tables  # noqa: E402
+from store.hierarchy.views import ensure_views  # noqa: E402
 
 VIEWS = (
     "metric_values",

@@ -29,7 +29,7 @@ from typing import (
 import msgspec
 
 from benchmark.errors import UserError
-from benchmark.metric_kinds import check_spec
+from benchmark.metrics.kinds import check_spec
 
 
 class Message(msgspec.Struct, frozen=True):
@@ -71,10 +71,10 @@ class Scored(msgspec.Struct, frozen=True):
 
 
 class MetricSpec(msgspec.Struct, frozen=True):
-    """How item rows aggregate into one metric value (see store/schema.sql)."""
+    """How item rows aggregate into one metric value (see store/results/schema.sql)."""
 
     name: str
-    kind: str  # a name in benchmark.metric_kinds.KINDS (checked here, at declaration)
+    kind: str  # a name in benchmark.metrics.kinds.KINDS (checked here, at declaration)
     a: str = "score"
     b: str | None = None
     c: str | None = None

@@ -10,8 +10,9 @@ exceptions to statuses):
     3    a host could not be reached (EXIT_UNREACHABLE): run the same command again later
     130  interrupted (Ctrl-C, SIGTERM)
 
-Adding a command: one `Command` in engine/cli_parsers.py COMMANDS (its flags, and a `run` that maps
-them onto the typed options of the command's module and calls its function).
+Adding a command: one `Command` in the flags module of its wing (`engine/<wing>/flags.py`: its flags, and
+a `run` that maps them onto the typed options of the command's module and calls its function), and its
+name in COMMANDS below.
 """
 
 from __future__ import annotations
@@ -20,11 +21,36 @@ import argparse
 import sys
 from collections.abc import Callable
 
+import engine.compactbench.flags as compactbench
+import engine.data.flags as data
+import engine.report.flags as report
+import engine.sweep.flags as sweep
 from benchmark.errors import UserError
-from engine.cli_parsers import COMMANDS, GROUPS, Command
 from engine.errors import EXIT_INTERRUPTED, EXIT_UNREACHABLE, EXIT_USAGE
+from engine.flags import Command
 
-__all__ = ["EXIT_UNREACHABLE", "main", "run"]
+__all__ = ["COMMANDS", "EXIT_UNREACHABLE", "GROUPS", "main", "run"]
+
+# Every command, in the order `--help` lists them; each one's flags live in its wing's flags.py.
+COMMANDS: dict[str, Command] = {
+    "sweep": sweep.SWEEP,
+    "report": report.REPORT,
+    "batches": sweep.BATCHES,
+    "import-scores": sweep.IMPORT_SCORES,
+    "import-items": sweep.IMPORT_ITEMS,
+    "estimate": sweep.ESTIMATE,
+    "data pull": data.PULL,
+    "data list": data.LIST,
+    "compactbench generate": compactbench.GENERATE,
+    "compactbench run": compactbench.RUN,
+    "compactbench scores": compactbench.SCORES,
+    "serve": report.SERVE,
+    "export": report.EXPORT,
+    "compare": report.COMPARE,
+    "extract": sweep.EXTRACT,
+    "rescore": sweep.RESCORE,
+}
+GROUPS = {"data": data.GROUP, "compactbench": compactbench.GROUP}  # a name with a space is a group's command
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -72,7 +72,7 @@ class HttpChat:
         """Seconds to hold this model back, from the response's rate-limit headers."""
         return None
 
-    # -- read by the batch wires (providers/batch_http.py), which speak to the same endpoint
+    # -- read by the batch wires (providers/batch/http.py), which speak to the same endpoint
 
     @property
     def url(self) -> str:

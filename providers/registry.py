@@ -6,10 +6,10 @@ from typing import Any, Callable
 
 from providers.anthropic import AnthropicChat
 from providers.base import Provider
-from providers.batch import BatchAPI
-from providers.batch_anthropic import AnthropicBatch
-from providers.batch_gemini import GeminiBatch
-from providers.batch_openai import OpenAIBatch
+from providers.batch.core import BatchAPI
+from providers.batch.anthropic import AnthropicBatch
+from providers.batch.gemini import GeminiBatch
+from providers.batch.openai import OpenAIBatch
 from providers.breaker import Breaker
 from providers.gemini import GeminiChat
 from providers.http import HttpChat
@@ -24,13 +24,13 @@ ADAPTERS = {
     "openai": (OpenAIChat, "https://api.openai.com/v1"),
     "anthropic": (AnthropicChat, "https://api.anthropic.com"),
     "gemini": (GeminiChat, "https://generativelanguage.googleapis.com"),
-    # A llama.cpp server the engine starts itself (engine/sweep/local_server.py); its
+    # A llama.cpp server the engine starts itself (engine/run/local_server.py); its
     # base_url is only known once it listens, so there is no default.
     "local": (OpenAIChat, ""),
     # A vLLM server the engine starts itself (`vllm serve MODEL`), OpenAI-compatible, on loopback.
     "vllm": (OpenAIChat, ""),
 }
-# The providers whose server the engine starts itself (engine/sweep/local_server.py).
+# The providers whose server the engine starts itself (engine/run/local_server.py).
 SERVED = ("local", "vllm")
 PROVIDERS = tuple(ADAPTERS)
 # provider -> the answer constraints (providers/constrain.py) its wire API can carry. The
@@ -63,7 +63,7 @@ def make_provider(provider: str, *, base_url: str, model: str, api_key: str | No
     return cls(**kwargs)
 
 
-# provider -> its batch wire (providers/batch.py); "local" and other OpenAI-compatible hosts have none.
+# provider -> its batch wire (providers/batch/core.py); "local" and other OpenAI-compatible hosts have none.
 BATCH_APIS: dict[str, Callable[..., BatchAPI]] = {"openai": OpenAIBatch, "anthropic": AnthropicBatch, "gemini": GeminiBatch}
 BATCHABLE = tuple(BATCH_APIS)
 

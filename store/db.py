@@ -68,13 +68,13 @@ def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConn
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    from store.views import ensure_views
+    from store.hierarchy.views import ensure_views
 
     ensure_views(con)  # estimates.sql too: dataset_scores reads it
-    con.execute((Path(__file__).parent / "costs.sql").read_text(encoding="utf-8"))
-    con.execute((Path(__file__).parent / "history.sql").read_text(encoding="utf-8"))
-    con.execute((Path(__file__).parent / "batches.sql").read_text(encoding="utf-8"))
-    from store.turns import ensure_turn_tables
+    con.execute((Path(__file__).parent / "results" / "costs.sql").read_text(encoding="utf-8"))
+    con.execute((Path(__file__).parent / "results" / "history.sql").read_text(encoding="utf-8"))
+    con.execute((Path(__file__).parent / "side" / "batches.sql").read_text(encoding="utf-8"))
+    from store.results.turns import ensure_turn_tables
 
     ensure_turn_tables(con)  # its views read results
 

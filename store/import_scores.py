@@ -28,12 +28,12 @@ import pyarrow as pa
 
 from benchmark.errors import UserError
 from benchmark.names import name_problem
-from store.bootstrap import refresh_intervals
+from store.hierarchy.bootstrap import refresh_intervals
 from store.db import StoreError, connect
-from store.item_files import csv_header
-from store.suite_tables import resolve_suite, write_suite_tables
+from store.estimates.item_files import csv_header
+from store.hierarchy.suite_tables import resolve_suite, write_suite_tables
 from store.transaction import transaction
-from store.views import ensure_views
+from store.hierarchy.views import ensure_views
 
 COLUMNS = ("model", "dataset", "score")
 CHUNK_ROWS = 50_000  # rows parsed before they go to the temporary table

@@ -164,7 +164,7 @@ class Snapshots:
         self.last_cost_s = 0.0
 
     def track(self, writer: Any) -> None:
-        """Journal the keys of what `writer` (store/writer.py:Writer) stores, for the next refresh."""
+        """Journal the keys of what `writer` (store/results/writer.py:Writer) stores, for the next refresh."""
         key = tuple(writer.key)
         _, keys = self.journal.setdefault(writer.table, (key, set()))
 
@@ -230,7 +230,7 @@ async def keep_fresh(con: duckdb.DuckDBPyConnection, plan: Snapshots, rows: Call
 def open_for_reading(db: str | Path) -> tuple[duckdb.DuckDBPyConnection, str | None]:
     """A read-only connection to ``db``, or to its snapshot while a sweep holds it; and a note saying so."""
     from store.db import StoreError, StoreLocked, connect
-    from store.views import shadow_views
+    from store.hierarchy.views import shadow_views
 
     try:
         con = connect(db, read_only=True)

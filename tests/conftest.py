@@ -13,3 +13,23 @@ def data_dir() -> Path:
     if not DATA_DIR.is_dir():
         pytest.skip(f"real data not found at {DATA_DIR} (set ENGINE_SHARED_DIR to the folder holding datasets/)")
     return DATA_DIR
+
+
+# Tests that start real servers, clusters or whole sweeps live in these folders: all slow, so that
+# `pytest -m "not slow"` is the quick loop between changes (docs/architecture.md, "Tests").
+SLOW_FOLDERS = ("tests/integration/", "tests/cluster/")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the slow folders, and group tests for pytest-xdist (`--dist loadgroup`, pyproject's addopts).
+
+    Each file is one group, so a module's fixtures (a server, a cluster, a browser) are set up once on one
+    worker; the tests of the real llama.cpp server form one group, since it answers one request at a
+    time and tests sharing it would only wait for each other, and their timeouts with them.
+    """
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        llama = item.get_closest_marker("llama") is not None
+        if llama or path.startswith(SLOW_FOLDERS):
+            item.add_marker(pytest.mark.slow)
+        item.add_marker(pytest.mark.xdist_group("llama" if llama else path))

@@ -1,9 +1,11 @@
 """The layer rule (docs/architecture.md), read from the code's imports, imports inside functions too.
 
 providers/ and benchmark/ import no other package of the project; store/ imports neither engine/
-nor providers/; no import cycle between modules of the four packages. Inside engine/, each wing
-(a folder: run, lanes, sweep, report, data, compactbench, cluster) and each entry file on top imports only
-the wings and files WINGS allows it; nothing imports the command line but its own entry files.
+nor providers/; no import cycle between modules of the four packages. Inside engine/, store/ and
+benchmark/, each wing (a folder) and each file on top imports only the wings and files its table
+(WINGS, STORE_WINGS, BENCHMARK_WINGS) allows it; nothing imports the command line (engine's entry files
+and each command wing's `flags` module) but the command line itself; store/stats/ imports nothing of
+the project at all.
 """
 
 from __future__ import annotations
@@ -33,32 +35,88 @@ WINGS: dict[str, set[str]] = {
     "report": {"run", "config", "errors", "version"},
     "sweep": {"run", "lanes", "data", "report", "config", "errors", "version"},
     "cluster": {"run", "lanes", "sweep", "config", "errors", "version"},
-    "cli_parsers": {"run", "lanes", "sweep", "report", "data", "compactbench", "cluster", "config", "errors",
-                    "version"},
-    "cli": {"cli_parsers", "run", "errors"},
+    # The command line: the shared arguments, each command wing's flags (a wing of its own, `X.flags`, so
+    # that nothing else imports them) and the dispatcher. Only the sweep's flags import cluster/, inside the
+    # --cluster branch, so a sweep without the flag never imports Ray.
+    "flags": set(),
+    "sweep.flags": {"flags", "sweep", "report", "cluster", "errors"},
+    "report.flags": {"flags", "report"},
+    "data.flags": {"flags", "data"},
+    "compactbench.flags": {"flags", "compactbench"},
+    "cli": {"flags", "sweep.flags", "report.flags", "data.flags", "compactbench.flags", "run", "errors"},
     "__main__": {"cli", "run"},
     "": set(),  # engine/__init__.py
 }
 
 
-def wing(module: str) -> str | None:
-    """The wing (or top file) of an engine module: engine.lanes.batch.core -> 'lanes'; None outside engine."""
+_PRIMITIVES = {"transaction", "query", "upsert"}
+# store/'s wings and top files -> what of store/ each may import (besides itself). The cut follows the
+# jobs: the results file, the hierarchy over it, estimates, other commands' tables, pure statistics.
+STORE_WINGS: dict[str, set[str]] = {
+    "transaction": set(),
+    "query": set(),
+    "upsert": set(),
+    "stats": set(),  # and nothing else of the project either (test below)
+    "results": _PRIMITIVES,
+    "side": _PRIMITIVES | {"results"},
+    "estimates": _PRIMITIVES | {"results", "stats"},
+    "hierarchy": _PRIMITIVES | {"results", "estimates", "side", "stats"},
+    # the entry: opening a file creates every wing's tables and views
+    "db": _PRIMITIVES | {"results", "hierarchy", "estimates", "side"},
+    "snapshot": _PRIMITIVES | {"db", "hierarchy"},
+    "import_scores": _PRIMITIVES | {"db", "hierarchy", "estimates"},
+    "": set(),
+}
+
+# benchmark/'s wings and top files -> what of benchmark/ each may import (besides itself).
+BENCHMARK_WINGS: dict[str, set[str]] = {
+    "errors": set(),
+    "names": set(),
+    "sampling": set(),
+    "metrics": set(),
+    "sources": {"errors"},
+    "suites": {"errors"},
+    "dataset": {"errors", "metrics"},
+    "loaders": {"dataset", "errors"},
+    "context": {"dataset", "errors"},
+    "extract": {"dataset", "errors"},
+    "episodes": {"dataset", "errors", "metrics"},
+    # registry: judges.rubric_for looks a dataset's rubric up (inside the function)
+    "adapters": {"dataset", "errors", "loaders", "context", "extract", "metrics", "registry"},
+    "datasets": {"dataset", "errors", "loaders", "context", "extract", "metrics", "adapters", "episodes",
+                 "registry"},
+    "registry": {"dataset", "datasets"},
+    "compactbench": {"errors"},
+    "": set(),
+}
+
+RULES = {"engine": WINGS, "store": STORE_WINGS, "benchmark": BENCHMARK_WINGS}
+
+
+def wing(module: str, package: str = "engine") -> str | None:
+    """The wing (or top file) of a module of `package`: engine.lanes.batch.core -> 'lanes', engine.sweep.flags
+    -> 'sweep.flags' (a command's flags belong to the command line); None outside it."""
     parts = module.split(".")
-    return (parts[1] if len(parts) > 1 else "") if parts[0] == "engine" else None
+    if parts[0] != package:
+        return None
+    if package == "engine" and len(parts) == 3 and parts[2] == "flags":
+        return f"{parts[1]}.flags"
+    return parts[1] if len(parts) > 1 else ""
 
 
-def wing_violations(edges: dict[str, set[str]]) -> list[str]:
-    """Imports between engine's wings that WINGS does not allow, as 'module -> target'."""
+def wing_violations(edges: dict[str, set[str]], package: str = "engine") -> list[str]:
+    """Imports between the package's wings that its table does not allow, as 'module -> target'."""
+    rules = RULES[package]
     bad = []
     for module, deps in sorted(edges.items()):
-        src = wing(module)
+        src = wing(module, package)
         if src is None:
             continue
         for target in sorted(deps):
-            dst = wing(target)
-            if dst is None or dst == src or dst == "":  # engine/__init__ holds nothing
+            dst = wing(target, package)
+            if dst is None or dst == src or dst == "":  # a package's __init__ holds nothing
                 continue
-            if dst not in WINGS.get(src, set()):
+            if dst not in rules.get(src, set()):
                 bad.append(f"{module} -> {target}")
     return bad
 
@@ -153,15 +211,30 @@ def test_no_package_imports_across_its_layer():
     assert forbidden == []
 
 
-def test_engine_wings_import_only_what_their_rule_allows():
+@pytest.mark.parametrize("package", sorted(RULES))
+def test_wings_import_only_what_their_rule_allows(package):
     edges, _ = import_graph(ROOT)
-    assert wing_violations(edges) == []
+    assert wing_violations(edges, package) == []
 
 
-def test_every_engine_module_belongs_to_a_known_wing():
+@pytest.mark.parametrize("package", sorted(RULES))
+def test_every_module_belongs_to_a_known_wing(package):
     edges, _ = import_graph(ROOT)
-    unknown = sorted(m for m in edges if wing(m) is not None and wing(m) not in WINGS)
+    unknown = sorted(m for m in edges if wing(m, package) is not None and wing(m, package) not in RULES[package])
     assert unknown == []
+
+
+def test_store_stats_imports_nothing_of_the_project():
+    edges, _ = import_graph(ROOT)
+    outside = sorted(f"{m} -> {d}" for m, deps in edges.items() if m.startswith("store.stats")
+                     for d in deps if not d.startswith("store.stats"))
+    assert outside == []
+
+
+@pytest.mark.parametrize("package", ["store", "benchmark"])
+def test_package_top_holds_at_most_ten_modules(package):
+    top = sorted(f.name for f in (ROOT / package).glob("*.py"))
+    assert len(top) <= 10, top
 
 
 def test_engine_top_holds_at_most_eight_files():
@@ -234,14 +307,36 @@ def test_a_cycle_through_a_function_level_import_is_found(tmp_path):
     ("engine/run/m.py", "from engine.lanes.model_lane import ModelLane\n", "engine.run.m -> engine.lanes.model_lane"),
     ("engine/report/m.py", "def f():\n    from engine.sweep import sweep\n", "engine.report.m -> engine.sweep"),
     ("engine/lanes/m.py", "from engine import cli\n", "engine.lanes.m -> engine.cli"),
+    ("engine/sweep/m.py", "from engine.sweep.flags import SWEEP\n", "engine.sweep.m -> engine.sweep.flags"),
+    ("engine/report/m.py", "def f():\n    from engine.cluster import driver\n", "engine.report.m -> engine.cluster"),
 ])
 def test_an_import_against_the_wing_rule_is_found(tmp_path, rel, text, expected):
     root = _tree(tmp_path, {})
-    for d in ("run", "lanes", "report", "sweep"):
+    for d in ("run", "lanes", "report", "sweep", "cluster"):
         (root / "engine" / d).mkdir()
         (root / "engine" / d / "__init__.py").write_text("")
     (root / "engine" / "cli.py").write_text("")
     (root / "engine" / "lanes" / "model_lane.py").write_text("")
+    (root / "engine" / "sweep" / "flags.py").write_text("")
     (root / rel).write_text(text)
     edges, _ = import_graph(root)
     assert expected in wing_violations(edges)
+
+
+@pytest.mark.parametrize(("package", "rel", "text", "expected"), [
+    ("store", "store/results/m.py", "from store.hierarchy.views import ensure_views\n",
+     "store.results.m -> store.hierarchy.views"),
+    ("store", "store/stats/m.py", "def f():\n    from store.results import writer\n", "store.stats.m -> store.results"),
+    ("benchmark", "benchmark/extract/m.py", "from benchmark.adapters.mcq import ChoiceDataset\n",
+     "benchmark.extract.m -> benchmark.adapters.mcq"),
+])
+def test_an_import_against_a_store_or_benchmark_wing_rule_is_found(tmp_path, package, rel, text, expected):
+    root = _tree(tmp_path, {})
+    for d in ("store/results", "store/hierarchy", "store/stats", "benchmark/extract", "benchmark/adapters"):
+        (root / d).mkdir()
+        (root / d / "__init__.py").write_text("")
+    for f in ("store/hierarchy/views.py", "benchmark/adapters/mcq.py"):
+        (root / f).write_text("")
+    (root / rel).write_text(text)
+    edges, _ = import_graph(root)
+    assert expected in wing_violations(edges, package)

@@ -7,5 +7,5 @@ mode, and its methodology page in `strict` mode. docs/compactbench.md says how.
 Modules, in the order data flows: templates (YAML DSL) -> generate (seeds,
 draws) -> cases -> plan (the run's cases) -> compactors / plugins -> artifact
 -> runner (drift cycles, rows) -> scoring (items); aggregation is SQL in
-store/compactbench.sql.
+store/side/compactbench.sql.
 """

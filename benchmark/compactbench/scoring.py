@@ -1,6 +1,6 @@
 """Item scoring, as CompactBench 0.1.0 scores (`scoring/checks.py`, `scorer.py`,
 `contradictions.py`). Aggregation to cycle, case and run scores is SQL
-(store/compactbench.sql) so that it can be re-read without re-asking a model.
+(store/side/compactbench.sql) so that it can be re-read without re-asking a model.
 """
 
 from __future__ import annotations

@@ -167,7 +167,7 @@ def _strings(t: Template):
 
 class TemplateSet(msgspec.Struct, frozen=True):
     """The templates of one folder, sorted by file name (as CompactBench loads them): what CompactBench calls
-    a suite, named apart from the engine's suites (benchmark/suite.py)."""
+    a suite, named apart from the engine's suites (benchmark/suites/suite.py)."""
 
     key: str
     templates: tuple[Template, ...]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 
 
 def emobench(dataset_id: str, file: str, **declaration: Any) -> ChoiceDataset:

@@ -14,7 +14,7 @@ seeded order per item and the permutation is kept in ``item.meta["perm"]``.
 from __future__ import annotations
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 
 ROOT = "emo_ability/PQEmotion/emotional_subtask"
 

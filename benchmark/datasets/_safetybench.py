@@ -30,7 +30,7 @@ import orjson
 
 from benchmark.dataset import DataMissing
 from benchmark.loaders import Files, locate, read_rows
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 
 QUESTIONS = "opensource_data/test_zh_subset.json"
 ANSWERS = "opensource_data/test_answers_zh_subset.json"

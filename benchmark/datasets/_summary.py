@@ -3,7 +3,7 @@
 Two methods per dataset:
 
 * the judge (MoodBench 1.0 paper, Table 5: "model-based, completeness, conciseness,
-  etc."): ``benchmark.judges.SummaryRubric`` scores each summary on
+  etc."): ``benchmark.adapters.judges.SummaryRubric`` scores each summary on
   completeness, conciseness, faithfulness and fluency (1-5) and the suite
   maps the mean through ``numeric`` 1..5 -> 0..100;
 * ROUGE-1/2/L F against the reference summary (the reference
@@ -24,8 +24,8 @@ import msgspec
 
 from benchmark.context import fit_source
 from benchmark.dataset import Item, Message, MetricSpec
-from benchmark.freetext import ROUGE, TextDataset, TextScorer
-from benchmark.judges import SummaryRubric
+from benchmark.adapters.freetext import ROUGE, TextDataset, TextScorer
+from benchmark.adapters.judges import SummaryRubric
 
 CUT_NOTE = "\n……（原文过长，以下部分从略）"
 RUBRIC = SummaryRubric()

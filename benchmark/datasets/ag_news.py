@@ -15,7 +15,7 @@ both are undone for display.
 import re
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 _ENTITY = re.compile(r"\s?&?#(\d{2,4});")  # "Don #39;t" (the & became a space) -> "Don't"

@@ -32,7 +32,7 @@ answer>`` / ``答案：<最终答案>`` (several blanks of a gaokao item separat
 ";"), and score 1 when the answer read from the reply (the last ``\boxed{}``,
 else the text after the answer marker; nothing readable: unparsed, prediction
 None) equals the gold after the MATH dataset's normalisation, as AGIEval scores
-them (benchmark/mathequiv.py: Hendrycks et al.'s ``is_equiv``, plus math-mode
+them (benchmark/adapters/mathequiv.py: Hendrycks et al.'s ``is_equiv``, plus math-mode
 ``$`` removed from both sides).
 """
 
@@ -43,12 +43,12 @@ from typing import Any
 
 import msgspec
 
-from benchmark import mathequiv
+from benchmark.adapters import mathequiv
 from benchmark.dataset import DatasetBase, Item, Message, MetricSpec, Scored, stable_hash
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
-from benchmark.split import RowSplit
+from benchmark.adapters.split import RowSplit
 
 ENGLISH_TASKS = frozenset(
     {"aqua-rat", "lsat-ar", "lsat-lr", "lsat-rc", "logiqa-en", "sat-math", "sat-en", "sat-en-without-passage",

@@ -27,7 +27,7 @@ from typing import Any, Iterator
 
 from benchmark.dataset import MetricSpec
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 INTERSECTIONAL = frozenset({"Race_x_gender", "Race_x_SES"})

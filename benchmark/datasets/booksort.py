@@ -16,7 +16,7 @@ removed. Metric: accuracy (paper); chance 0.5.
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 PARQUET = "test_e1000_s50.parquet"

@@ -24,7 +24,7 @@ from typing import Any
 
 from benchmark.dataset import stable_hash
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 

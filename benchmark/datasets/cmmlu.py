@@ -10,7 +10,7 @@ several CMMLU options refer to others ("以上都对").
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 register(

@@ -11,10 +11,10 @@ The model writes the answer span (``答案：……``); scored with CMRC's offic
 metric, best over the (usually three) human answers: F1 on the longest
 common substring of the two token lists, where each Chinese character is a
 token (primary), exact match, and character ROUGE-1 F for comparison with the
-reference's jieba ROUGE-1 F (benchmark/textmetrics.py).
+reference's jieba ROUGE-1 F (benchmark/metrics/text.py).
 """
 
-from benchmark.freetext import CMRC, TextDataset, squad_rows
+from benchmark.adapters.freetext import CMRC, TextDataset, squad_rows
 from benchmark.loaders import Files
 from benchmark.registry import register
 

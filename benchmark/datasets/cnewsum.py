@@ -12,7 +12,7 @@ between two Latin letters/digits ("iPhone 6" stays). Item id: the record ``id``.
 Scored by the judge (completeness, conciseness, faithfulness, fluency; see
 benchmark/datasets/_summary.py) and by ROUGE-1 F (primary metric of the
 adapter, the reference's score), ROUGE-2 F, ROUGE-L F on character tokens
-(benchmark/textmetrics.py), jieba-free.
+(benchmark/metrics/text.py), jieba-free.
 """
 
 from __future__ import annotations

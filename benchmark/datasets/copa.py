@@ -7,7 +7,7 @@ both. Gold positions 55 / 45: options keep their order.
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 _ASK = {"cause": "What was the more plausible cause of this?", "effect": "What more plausibly happened as a result?"}

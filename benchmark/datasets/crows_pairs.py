@@ -25,7 +25,7 @@ is the more stereotypical sentence (upstream README), so:
 
 from benchmark.dataset import MetricSpec
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 

@@ -9,7 +9,7 @@ order are unverified). Labels: 1 positive, 0 negative (159/141).
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 register(

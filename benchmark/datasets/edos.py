@@ -16,7 +16,8 @@ Metrics: accuracy (primary, paper); macro F1 over the labels present and per-lab
 
 from benchmark.dataset import MetricSpec
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset, per_class_f1
+from benchmark.adapters.choice_measures import per_class_f1
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 LABELS = (

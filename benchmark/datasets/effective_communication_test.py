@@ -12,7 +12,7 @@ not guess: they are scored as the file scores them. Item score =
 """
 
 from benchmark.loaders import Files
-from benchmark.questionnaire import Questionnaire
+from benchmark.adapters.questionnaire import Questionnaire
 from benchmark.registry import register
 
 register(

@@ -17,7 +17,7 @@ numbered as in the 2004 paper's appendix).
 """
 
 from benchmark.loaders import Files
-from benchmark.questionnaire import Questionnaire
+from benchmark.adapters.questionnaire import Questionnaire
 from benchmark.registry import register
 
 AGREE = (1, 6, 19, 22, 25, 26, 35, 36, 37, 38, 41, 42, 43, 44, 52, 54, 55, 57, 58, 59, 60)

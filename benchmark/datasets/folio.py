@@ -19,7 +19,8 @@ leaning to one label (e.g. always "Uncertain") cannot inflate.
 
 from benchmark.dataset import MetricSpec
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset, per_class_f1
+from benchmark.adapters.choice_measures import per_class_f1
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 LABELS = ("True", "False", "Uncertain")

@@ -15,7 +15,7 @@ example-based F1 (mean item score) and exact match.
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 LABELS = (

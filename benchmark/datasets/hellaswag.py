@@ -15,7 +15,7 @@ Gold positions 263/232/252/253: endings keep their order.
 import re
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 _TAG = re.compile(r"\[.*?\]")

@@ -9,7 +9,7 @@ imdb_parquet/plain_text/test-00000-of-00001.parquet`` (same schema ``text``,
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 register(

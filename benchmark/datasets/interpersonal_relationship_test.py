@@ -11,7 +11,7 @@ score = mean item score.
 """
 
 from benchmark.loaders import Files
-from benchmark.questionnaire import Questionnaire
+from benchmark.adapters.questionnaire import Questionnaire
 from benchmark.registry import register
 
 register(

@@ -11,7 +11,7 @@ fits its all-positive wording (no item reads as reverse-keyed). Item score =
 """
 
 from benchmark.loaders import Files
-from benchmark.questionnaire import Questionnaire
+from benchmark.adapters.questionnaire import Questionnaire
 from benchmark.registry import register
 
 register(

@@ -11,7 +11,7 @@ in the original test file; reference records are ``ref/<ID>`` (their ``ID`` is
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 

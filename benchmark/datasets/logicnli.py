@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from benchmark.loaders import Files, locate
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 GOLD = {"entailment": 0, "contradiction": 1, "neutral": 2, "self_contradiction": 3}

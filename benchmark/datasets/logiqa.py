@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 # Any for the type checker: `_derive` reads a match only where all(found) holds, and its source is part

@@ -16,7 +16,7 @@ LongMemEval's own yes/no prompt for the question's type (temporal reasoning
 tolerates off-by-one day counts, knowledge updates accept the updated answer,
 preference questions are judged against their rubric, abstention questions
 ``_abs`` are judged on recognising the question as unanswerable); accuracy
-overall and per type (``benchmark.judges.LongMemEvalRubric``). And token
+overall and per type (``benchmark.adapters.judges.LongMemEvalRubric``). And token
 recall as in the reference (share of the gold answer's tokens, with repeats,
 found in the reply), but on SQuAD-normalised tokens (lower case, no
 punctuation or articles) rather than raw whitespace tokens; ``answer`` may be
@@ -43,11 +43,11 @@ import msgspec
 
 from benchmark.context import estimate_tokens, fit_source, item_tokens
 from benchmark.dataset import Item, Message, MetricSpec
-from benchmark.freetext import TextDataset, TextScorer
-from benchmark.judges import LongMemEvalRubric
+from benchmark.adapters.freetext import TextDataset, TextScorer
+from benchmark.adapters.judges import LongMemEvalRubric
 from benchmark.loaders import Files
 from benchmark.registry import register
-from benchmark.textmetrics import best, squad_em, squad_f1, token_recall
+from benchmark.metrics.text import best, squad_em, squad_f1, token_recall
 
 _ROLES = {"user": "User", "assistant": "Assistant"}
 

@@ -13,7 +13,7 @@ record it.
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 register(

@@ -8,7 +8,7 @@ entailment / 1 neutral / 2 contradiction, idx). Item id: ``idx``, the same in bo
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 register(

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 from benchmark.dataset import MetricSpec
 from benchmark.loaders import Files, locate, read_rows
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 

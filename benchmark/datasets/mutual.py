@@ -14,7 +14,7 @@ options, which a one-answer question does not produce. Gold letters are spread
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 register(

@@ -9,7 +9,7 @@ majority (label "-") are left out, as CLUE does: 2,950 items.
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 register(

@@ -39,7 +39,7 @@ import orjson
 
 from benchmark.dataset import DataMissing, Item, MetricSpec, stable_hash
 from benchmark.loaders import Files, locate, read_rows
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 _MBTI = ("Extraversion_or_Introversion", "Sensing_or_Intuition", "Thinking_or_Feeling", "Judging_or_Perceiving")

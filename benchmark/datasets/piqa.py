@@ -15,7 +15,7 @@ from typing import Any
 
 from benchmark.dataset import DataMissing
 from benchmark.loaders import Files, locate, read_rows
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 

@@ -13,7 +13,8 @@ reports beside accuracy for this skewed set (104 duplicates of 300).
 
 from benchmark.dataset import MetricSpec
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset, class_f1_measures
+from benchmark.adapters.choice_measures import class_f1_measures
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 register(

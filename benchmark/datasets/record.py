@@ -22,7 +22,7 @@ from typing import Iterator
 
 import orjson
 
-from benchmark.freetext import SQUAD, TextDataset
+from benchmark.adapters.freetext import SQUAD, TextDataset
 from benchmark.loaders import Files, read_rows
 from benchmark.registry import register
 

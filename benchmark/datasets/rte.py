@@ -7,7 +7,7 @@ Files: the original ``<data_dir>/rte/val.jsonl`` (SuperGLUE JSONL, all 277 pairs
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 register(

@@ -10,7 +10,7 @@ i.e. all of them; so does the 300-item sample here.
 
 Handled as lcsts, cnewsum and vcsum (benchmark/datasets/_summary.py): scored
 by ROUGE-1 F (the adapter's primary metric, the reference's score), ROUGE-2 F
-and ROUGE-L F (benchmark/textmetrics.py: lower-cased word tokens, punctuation
+and ROUGE-L F (benchmark/metrics/text.py: lower-cased word tokens, punctuation
 dropped, clipped counts, no stemming), and by the summary judge
 (completeness, conciseness, faithfulness, fluency) when a judge is configured.
 The reference tokenises English with jieba (punctuation tokens count,

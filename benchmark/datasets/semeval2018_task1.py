@@ -21,7 +21,7 @@ emotions ("none" is not a label), per-emotion F1, example F1 and exact match.
 
 from benchmark.dataset import MetricSpec
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 EMOTIONS = (

@@ -15,7 +15,8 @@ paper's "F1") and accuracy.
 
 from benchmark.dataset import MetricSpec
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset, class_f1_measures
+from benchmark.adapters.choice_measures import class_f1_measures
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 GOLD = "goldtest_TaskA/SemEval2018-T3_gold_test_taskA_emoji.txt"

@@ -39,7 +39,7 @@ import orjson
 
 from benchmark.dataset import MetricSpec
 from benchmark.loaders import Files, locate
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 LABELS = ("stereotype", "anti-stereotype", "unrelated")  # original option order: 0, 1, 2

@@ -18,7 +18,7 @@ Both are balanced or nearly so; options keep their order.
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 # Chinese names, in the order of each source's label ids.

@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.dataset import DatasetBase, Item, MetricSpec, Scored, stable_hash
-from benchmark.extract import EXTRACT_VERSION
+from benchmark.extract.choice import EXTRACT_VERSION
 from benchmark.loaders import Files, locate, read_rows
-from benchmark.mcq import ChoiceDataset
-from benchmark.metrics import selected_true_share
+from benchmark.adapters.mcq import ChoiceDataset
+from benchmark.metrics.item import selected_true_share
 from benchmark.registry import register
 
 FILES = (

@@ -17,7 +17,7 @@ The transcript is shown one utterance per line, ``发言人N：text``; the gold 
 the overall summary (100-350 characters). Scored by the judge (completeness,
 conciseness, faithfulness, fluency; see benchmark/datasets/_summary.py) and by
 ROUGE-1 F (primary metric of the adapter, the reference's score), ROUGE-2 F,
-ROUGE-L F on character tokens (benchmark/textmetrics.py), jieba-free. A
+ROUGE-L F on character tokens (benchmark/metrics/text.py), jieba-free. A
 transcript longer than the model's context is cut at the end (recorded as
 ``truncated``): meetings run to 90,000 estimated tokens.
 """

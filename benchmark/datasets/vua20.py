@@ -18,7 +18,8 @@ shared task's measure) and accuracy.
 
 from benchmark.dataset import MetricSpec
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset, class_f1_measures
+from benchmark.adapters.choice_measures import class_f1_measures
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 COLUMNS = ("index", "label", "sentence", "POS", "FGPOS", "w_index")

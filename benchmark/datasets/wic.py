@@ -12,7 +12,7 @@ The reference instead overwrites the target span with the lemma ("bagged" ->
 """
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 

@@ -16,7 +16,7 @@ passage (the original copy capitalises some spans, "The table" for "the table").
 import re
 
 from benchmark.loaders import Files
-from benchmark.mcq import ChoiceDataset
+from benchmark.adapters.mcq import ChoiceDataset
 from benchmark.registry import register
 
 _EDGE = re.compile(r"^\W+|\W+$")

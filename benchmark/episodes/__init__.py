@@ -4,5 +4,5 @@ Entry: ``benchmark.episodes.dataset.EpisodeDataset`` (the adapter base an intera
 declares). ``scenario`` holds the records an adapter derives from its source (who the seeker is,
 sessions, events, recall probes); ``seeker`` the user simulator's prompt and the lenient reader of
 its JSON reply. The wing imports nothing of the project but ``benchmark.dataset``,
-``benchmark.errors`` and ``benchmark.metric_kinds``.
+``benchmark.errors`` and ``benchmark.metrics.kinds``.
 """

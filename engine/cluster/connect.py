@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from benchmark.errors import UserError
-from engine.sweep.local_server import is_loopback
+from engine.run.local_server import is_loopback
 
 INSTALL_HINT = "pip install -e '.[cluster]'"
 # The engine's namespace on a shared cluster: its named actors are found by this name and no other job's.

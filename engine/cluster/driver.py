@@ -1,12 +1,12 @@
 """`sweep --cluster ADDRESS`: the driver. It plans as the single-machine sweep plans, hands (model, dataset)
 units to the models' host actors, and is the only DuckDB writer.
 
-Order of a run: the database and plan as on one machine (engine/sweep/sweep.py:run_sweep); the files a
-killed driver left landed are ingested first (store/cluster.py, each once); Ray is joined; one rate keeper
+Order of a run: the database and plan as on one machine (engine/sweep/prepare.py:run_sweep); the files a
+killed driver left landed are ingested first (store/side/cluster.py, each once); Ray is joined; one rate keeper
 per account or model with limits (engine/cluster/limiter.py) and the hosts of every model replica are
 started (engine/cluster/placement.py keeps them; engine/cluster/host.py is one: a served model's server
 starts on its node, and what it reports fills the model as on one machine); then stamps and identities
-are checked before any call (engine/sweep/sweep.py:stamp_run), the units are queued, and the loop runs:
+are checked before any call (engine/sweep/prepare.py:stamp_run), the units are queued, and the loop runs:
 
 - hand a host of the unit's model its next unit while it runs fewer than UNITS_PER_HOST (the hosts pull,
   so replicas balance themselves); what is stored is read again at each hand-out, so a unit's next
@@ -43,7 +43,7 @@ from engine.cluster.host import ModelHost
 from engine.cluster.limiter import keepers_ready, pool_shares, start_keepers
 from engine.cluster.placement import POLL_S, Host, HostPool, first_line, head_node
 from engine.cluster.units import MAX_ATTEMPTS, UNITS_PER_HOST, UnitOutcome, UnitTask, landing_folder
-from engine.config import ModelConfig, ModelsFile
+from engine.config.models import ModelConfig, ModelsFile
 from engine.lanes.model_lane import Stamps, build_row
 from engine.lanes.work import PlannedDataset, pending_work
 from engine.run.context import StoredRun
@@ -52,12 +52,12 @@ from engine.run.progress import Progress, log
 from engine.run.signals import signalled, signals_remembered
 from engine.sweep.live import live_view_thread
 from engine.sweep.plan import SweepOptions, SweepPlan
-from engine.sweep.prepare import SweepResult, keep_intervals, run_sweep, stamp_run
+from engine.sweep.prepare import SweepResult, end_run, run_sweep, stamp_run
 from engine.version import ENGINE_VERSION
 from providers.errors import ErrorClass, ProviderError
-from store import cluster as units_table
-from store import resume
-from store.writer import insert_rows
+from store.side import cluster as units_table
+from store.results import resume
+from store.results.writer import insert_rows
 
 PROGRESS_EVERY_S = 10.0
 
@@ -161,13 +161,13 @@ class Driver:
             run_s = time.perf_counter() - t0
         finally:
             self._stop_everything()
-        if not interrupted:  # as on one machine: a --fraction's models estimated, then the bounds
-            keep_intervals(self.con, [m.name for m in self.cfg.models] if self.opts.fraction is not None else None)
-        self._summary()
-        errors = sum(c.errors for c in self.progress.counters.values())
         rows = sum(c.done - c.start_done for c in self.progress.counters.values())
-        return SweepResult(rows_written=rows, interrupted=interrupted, errors=errors, run_s=run_s,
-                           unreachable=sorted(self.pool.gone))
+        result = SweepResult(rows_written=rows, interrupted=interrupted, errors=0, run_s=run_s,
+                             unreachable=sorted(self.pool.gone))
+        # The same end as on one machine. A changed model version stops a host's lane; the guards that
+        # saw it are the hosts' copies, so the driver's stamps report none (the units end as they do).
+        return end_run(self.con, result, opts=opts, names=[m.name for m in self.cfg.models], progress=self.progress,
+                       stamps=self.stamps, say=self._summary)
 
     def _served(self, m: ModelConfig) -> ModelConfig:
         """The model as its first host serves it (a started server's URL and window), for stamps and budgets."""

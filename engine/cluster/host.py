@@ -3,7 +3,7 @@ limits and breaker, and the units it is handed, run by the existing lane code.
 
 A host of a served model (`provider = "local"`, llama.cpp; `"vllm"`, `vllm serve`) holds `gpus` GPUs of
 its node (Ray's `num_gpus`) and starts the server as its child, bound to loopback there
-(engine/sweep/local_server.py:served); it fills the window and slots from what the server reports, as
+(engine/run/local_server.py:served); it fills the window and slots from what the server reports, as
 on one machine. An API model's host only calls out. A unit is `engine/lanes/model_lane.py:ModelLane`
 over `engine/lanes/work.py:pending_work` of one dataset, its rows put to a Writer whose insert lands
 Parquet files (engine/cluster/units.py:Landing). A host runs a few units at once: they share its
@@ -23,17 +23,17 @@ import anyio
 
 from engine.cluster.limiter import host_limits
 from engine.cluster.units import UNITS_PER_HOST, HostFacts, Landing, UnitOutcome, UnitTask
-from engine.config import ModelConfig, ModelsFile
+from engine.config.models import ModelConfig, ModelsFile
 from engine.lanes.model_lane import ModelLane
 from engine.lanes.work import pending_work
 from engine.run.endpoints import build_breakers, model_providers
 from engine.run.progress import Progress
-from engine.sweep.local_server import LocalServer, probe_server, served, server_defaults, with_served_url
+from engine.run.local_server import LocalServer, probe_server, served, server_defaults, with_served_url
 from engine.version import ENGINE_VERSION
 from providers.breaker import Breaker
 from providers.limits import Limits
 from providers.registry import SERVED
-from store.writer import Writer
+from store.results.writer import Writer
 
 # Seconds between looks at the server process while a unit runs.
 WATCH_S = 0.5

@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 
 from engine.cluster.rate_keeper import LOOKAHEAD_S, RateKeeper
-from engine.config import ModelConfig, ModelsFile
+from engine.config.models import ModelConfig, ModelsFile
 from engine.run.endpoints import build_limits
 from providers.limits import Limits, RateLimit
 

@@ -14,7 +14,7 @@ import msgspec
 
 from benchmark.errors import UserError
 from engine.cluster.units import MAX_ATTEMPTS, UNITS_PER_HOST, HostFacts
-from engine.config import ModelConfig, ModelsFile
+from engine.config.models import ModelConfig, ModelsFile
 from engine.run.progress import log
 from engine.run.signals import signalled
 from engine.version import ENGINE_VERSION

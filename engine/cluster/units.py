@@ -1,14 +1,14 @@
 """The unit of work on a cluster, one (model, dataset), the prefix of the resume key; and its landing.
 
 The driver plans a unit exactly as the single-machine sweep plans a model's items: the dataset's seeded
-sample (engine/sweep/plan.py), the model's stamps and identity (engine/sweep/sweep.py:stamp_run), and the
+sample (engine/sweep/plan.py), the model's stamps and identity (engine/sweep/prepare.py:stamp_run), and the
 keys already stored. A host receives the sample's raw records with it, so no node but the driver reads
 the data folder.
 
-Landing: a host's rows go through the same batched Writer as on one machine (store/writer.py), whose
+Landing: a host's rows go through the same batched Writer as on one machine (store/results/writer.py), whose
 insert writes each flush as one Parquet file in the landing folder beside the database: a temporary name,
 fsync, then a rename, so a file under its final name is whole. The name says run, model, dataset, attempt
-and sequence (store/cluster.py ingests them, each once).
+and sequence (store/side/cluster.py ingests them, each once).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from urllib.parse import quote
 import msgspec
 import pyarrow.parquet as pq
 
-from engine.config import ModelConfig
+from engine.config.models import ModelConfig
 from engine.lanes.model_lane import Stamps
 from engine.lanes.work import PlannedDataset
-from store.writer import ResultRow, to_arrow
+from store.results.writer import ResultRow, to_arrow
 
 # Units a host runs at once: the next one starts while the last calls of one finish.
 UNITS_PER_HOST = 2

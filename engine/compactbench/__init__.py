@@ -2,4 +2,5 @@
 
 Entry point: `engine.compactbench.command.run`.
 May import: `engine.run`, `engine.config`, `engine.errors`, `engine.version`.
+Flags of `compactbench generate|run|scores`: `flags.py`, part of the command line (only engine/cli.py imports it).
 """

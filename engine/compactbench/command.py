@@ -29,7 +29,7 @@ __all__ = ["GenerateOptions", "RunOptions", "ScoresOptions", "benchmarks_dir", "
 
 
 class GenerateOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`compactbench generate` (engine/cli_parsers.py maps the flags onto these options)."""
+    """`compactbench generate` (engine/compactbench/flags.py maps the flags onto these options)."""
 
     template: str  # template key
     seed: int = 0

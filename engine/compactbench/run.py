@@ -3,7 +3,8 @@
 Per (target model, compactor, case) one unit (engine/compactbench/units.py): its drift
 cycles, every step and item a row. Each target model is one lane (engine/run/workers.py)
 of units, all in one RunContext (engine/run/context.py): the sweep's skeleton, limits
-and interrupt handling. The command is engine/compactbench/command.py (its flags: engine/cli_parsers.py).
+and interrupt handling. The command is engine/compactbench/command.py (its flags:
+engine/compactbench/flags.py).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from benchmark.compactbench.scoring import SCORER_VERSION
 from benchmark.compactbench.templates import load_template_set, suite_names
 from benchmark.dataset import Message
 from engine.compactbench.units import CURRENT_USAGE, Unit, UnitRunner
-from engine.config import ModelConfig, ModelsFile, base_url, load_models
+from engine.config.load import load_models
+from engine.config.models import ModelConfig, ModelsFile, base_url
 from benchmark.errors import UserError
 from engine.run.progress import Progress, log
 from engine.run.context import RunContext, close_stale_runs, execute
@@ -48,7 +50,7 @@ from providers.base import ChatResult, Provider
 from providers.breaker import Breaker
 from providers.errors import ProviderError, Unreachable
 from providers.registry import make_provider
-from store import compactbench as cbstore
+from store.side import compactbench as cbstore
 from store.db import connect
 
 _REPO = Path(__file__).resolve().parents[2]

@@ -33,7 +33,7 @@ from benchmark.compactbench.scoring import SCORER_VERSION, score_item
 from benchmark.compactbench.tokens import artifact_tokens, transcript_tokens
 from providers.base import ChatResult
 from providers.errors import ProviderError, Unreachable
-from store.compactbench import ItemRow, StepRow
+from store.side.compactbench import ItemRow, StepRow
 
 
 class Usage:

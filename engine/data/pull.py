@@ -27,7 +27,7 @@ from rich.text import Text
 
 from benchmark import sources
 from benchmark.sources import Listing, Manifest, Target
-from engine.data import fetch
+from engine.data import fetch, files
 from benchmark.errors import UserError
 from engine.errors import EXIT_FAILED, EXIT_UNREACHABLE
 
@@ -36,7 +36,7 @@ SHOW_FAILED = 5  # failures printed per dataset
 
 
 class DataOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`data pull` and `data list` options (engine/cli_parsers.py maps the flags onto them)."""
+    """`data pull` and `data list` options (engine/data/flags.py maps the flags onto them)."""
 
     suite: str | None = None  # suite name or TOML path; None: moodbench
     datasets: str | None = None  # comma-separated dataset ids; None: every dataset of the suite
@@ -67,7 +67,7 @@ def _ids(args: DataOptions, manifest: Manifest) -> list[str]:
             raise UserError(f"no download source known for {', '.join(unknown)} "
                             f"(known: {', '.join(sorted(manifest.datasets))})")
         return ids
-    from benchmark.suite import load_suite  # a SuiteError is a UserError
+    from benchmark.suites.suite import load_suite  # a SuiteError is a UserError
 
     suite = load_suite(args.suite or "moodbench")
     ids = list(dict.fromkeys(suite.datasets))
@@ -88,7 +88,7 @@ def _pull(args: DataOptions, manifest: Manifest, ids: list[str]) -> int:
             outcomes, warnings = asyncio.run(fetch.pull(
                 targets, listings, args.data_dir, base_url=args.base_url,
                 concurrency=args.concurrency, progress=progress))
-    except fetch.FetchFailed as e:  # an unreadable lock file
+    except files.FetchFailed as e:  # an unreadable lock file
         raise UserError(str(e)) from None
     return _report(outcomes, warnings, args)
 
@@ -199,8 +199,8 @@ class _Bars(fetch.DownloadProgress):
 # -------------------------------------------------------------------- list
 def _list(args: DataOptions, manifest: Manifest, ids: list[str]) -> int:
     try:
-        lock = fetch.Lock(args.data_dir / fetch.LOCK_NAME)
-    except fetch.FetchFailed as e:
+        lock = files.Lock(args.data_dir / files.LOCK_NAME)
+    except files.FetchFailed as e:
         raise UserError(str(e)) from None
     rows, incomplete = [], []
     for ds in ids:
@@ -211,7 +211,7 @@ def _list(args: DataOptions, manifest: Manifest, ids: list[str]) -> int:
             if cached is None:
                 unlisted = unlisted or not lst.optional  # its file list is known only after a pull
             else:
-                targets += fetch.listed_targets(lst, cached)[0]
+                targets += files.listed_targets(lst, cached)[0]
         ref = [t for t in targets if t.dest.startswith("moodbench/")]
         orig = [t for t in targets if not t.dest.startswith("moodbench/")]
         need = [t for t in targets if not t.optional]

@@ -5,7 +5,7 @@ the companion (this model, through its own adapters, limits and breaker) answers
 then the simulator (engine/lanes/simulator.py, its own lane limits) answers as the seeker, with its
 emotion. Each call is queued the moment the previous one returns, and the pool holds more episodes
 than either side's concurrency, so both sides stay busy. Every call lands in `turns` as it returns
-(store/turns.py, its own Writer); the episode's `results` row is put when it ends, after its turns
+(store/results/turns.py, its own Writer); the episode's `results` row is put when it ends, after its turns
 are stored. A rerun skips finished episodes (an `ok` results row) and continues an unfinished one
 after its last kept turn, asking no stored turn again: the loop below replays stored turns in the
 order it would have asked them, and asks only from the first one missing.
@@ -28,7 +28,7 @@ from benchmark.episodes.dataset import EpisodeSettings, companion_messages, scen
 from benchmark.episodes.scenario import Event, Probe, Scenario
 from benchmark.episodes.scoring import Transcript, TurnRecord
 from benchmark.episodes.seeker import SEEKER_PROMPT_VERSION, seeker_messages
-from engine.config import ModelConfig
+from engine.config.models import ModelConfig
 from engine.lanes.model_lane import Stamps, build_row
 from engine.lanes.simulator import SeekerTurn, Simulator, SimulatorOverBudget
 from engine.lanes.work import Work
@@ -37,8 +37,8 @@ from engine.run.generation import ProviderSet
 from engine.run.workers import STOP, run_workers
 from providers.base import CallOptions, ChatResult
 from providers.errors import ProviderError, Unreachable
-from store.turns import TurnRow
-from store.writer import ResultRow, Writer
+from store.results.turns import TurnRow
+from store.results.writer import ResultRow, Writer
 
 CONVERSATION_HEADER = "X-Conversation-Id"
 
@@ -289,7 +289,7 @@ def _at(items: tuple[Any, ...], turn: int) -> Any:
 def start_episodes(ctx: RunContext, cfg: ModelConfig, planned: list[Any], sim_identity: str | None) -> Shared:
     """The simulator and the turns' Writer for a run with interactive datasets, registered with the context
     (the writer runs beside the main one and is flushed before it; the simulator is closed with the run)."""
-    from store.turns import KEY, insert_turns
+    from store.results.turns import KEY, insert_turns
 
     seeker_tokens = max((p.dataset.seeker_max_tokens for p in planned), default=300)
     sim = Simulator(cfg, ctx.limits.get(cfg.name), ctx.breakers.get(cfg.name), max_tokens=seeker_tokens)

@@ -17,11 +17,11 @@ from itertools import islice
 import duckdb
 import msgspec
 
-from benchmark import extract_prompt
+from benchmark.extract import prompt as extract_prompt
 from benchmark.context import prompt_budget
 from benchmark.dataset import Scored
 from engine.lanes.batch.side_lane import SideBatch
-from engine.config import ModelConfig, ModelsFile, Price, base_url
+from engine.config.models import ModelConfig, ModelsFile, Price, base_url
 from engine.lanes.extract_model import (
     CUT_OFF,
     Extractor,
@@ -38,10 +38,10 @@ from engine.lanes.side_lane import Question, SideLane
 from providers.base import ChatResult
 from providers.errors import ProviderError
 from providers.limits import Limits
-from store import extractions as store
-from store.batches import EXTRACTOR
-from store.judgements import answer_md5
-from store.writer import ResultRow
+from store.side import extractions as store
+from store.side.batches import EXTRACTOR
+from store.side.judgements import answer_md5
+from store.results.writer import ResultRow
 
 PROBE = 50  # records looked at to tell a choice dataset (its items have an answer space)
 

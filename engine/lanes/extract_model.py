@@ -11,9 +11,9 @@ from typing import Any, Sequence
 
 import msgspec
 
-from benchmark import extract_prompt
+from benchmark.extract import prompt as extract_prompt
 from benchmark.dataset import Item, Scored
-from engine.config import ModelConfig, base_url
+from engine.config.models import ModelConfig, base_url
 from providers.base import ChatResult
 from providers.breaker import Breaker
 from providers.errors import ProviderError

@@ -4,7 +4,7 @@ Its backlog: the answers stored by earlier runs that have no settled verdict
 by this judge and rubric on that very answer. So a judged item is done when
 both its answer and its verdict are stored, and a resume asks neither again.
 A failed call is stored as an ``error`` judgement (retried on the next run),
-never as a score. Verdict statuses: store/judgements.sql.
+never as a score. Verdict statuses: store/side/judgements.sql.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import msgspec
 import orjson
 
 from benchmark.context import prompt_budget
-from benchmark.judges import Rubric, Verdict, rubric_for
+from benchmark.adapters.judges import Rubric, Verdict, rubric_for
 from engine.lanes.batch.side_lane import SideBatch
-from engine.config import ModelConfig, ModelsFile, base_url, public_url
+from engine.config.models import ModelConfig, ModelsFile, base_url, public_url
 from engine.run.generation import prompt_budgets
 from engine.lanes.work import PlannedDataset, render
 from engine.run.context import RunContext
@@ -29,9 +29,9 @@ from providers.base import ChatResult, Provider
 from providers.errors import ProviderError
 from providers.limits import Limits
 from providers.registry import make_provider
-from store import judgements as store
-from store.batches import JUDGE
-from store.writer import ResultRow
+from store.side import judgements as store
+from store.side.batches import JUDGE
+from store.results.writer import ResultRow
 
 
 class JudgePlan(msgspec.Struct, kw_only=True):

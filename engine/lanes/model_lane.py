@@ -17,7 +17,7 @@ from benchmark.dataset import Scored
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
 from providers.http import DEFAULT_MAX_OUTPUT
-from store.writer import ResultRow
+from store.results.writer import ResultRow
 
 __all__ = ["ModelLane", "Stamps", "VersionGuard", "answer_row", "build_row", "estimate_cost", "evaluate"]
 
@@ -62,8 +62,8 @@ class Stamps:
         self.suite_version = suite_version
         self.prompt_hash = prompt_hash  # per dataset, for this model
         self.run_id = run_id
-        self.price = price  # engine.config.Price or None
-        self.max_output = max_output or DEFAULT_MAX_OUTPUT  # for cost estimates
+        self.price = price  # engine.config.models.Price or None
+        self.max_output = max_output or DEFAULT_MAX_OUTPUT  # for the Budget and the cost forecast
         self.identity = identity or {}  # per dataset: hash of what answers (engine/sweep/identity.py)
         self.versions = versions  # None: any reported version is stored
 

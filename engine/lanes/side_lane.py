@@ -26,13 +26,13 @@ from typing import Any, Protocol
 import anyio
 import duckdb
 
-from engine.config import Price
+from engine.config.models import Price
 from engine.run.context import RunContext, cost_bound
 from engine.run.workers import STOP, run_workers
 from providers.base import ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
 from providers.http import DEFAULT_MAX_OUTPUT
-from store.writer import ResultRow, Writer
+from store.results.writer import ResultRow, Writer
 
 CHANNEL = 1000  # answers waiting for the helper before model lanes wait too
 PAGE = 256  # backlog rows read at a time

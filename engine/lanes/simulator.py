@@ -17,7 +17,7 @@ import msgspec
 
 from benchmark.dataset import Message
 from benchmark.episodes.seeker import SEEKER_SCHEMA, SeekerReply, read_seeker_reply
-from engine.config import ModelConfig, base_url
+from engine.config.models import ModelConfig, base_url
 from engine.run.context import Budget, cost_bound
 from providers.base import CallOptions, ChatResult, Provider
 from providers.breaker import Breaker

@@ -3,4 +3,5 @@ the HTML page (`engine/report/html/`, its assets beside it). Read-only: nothing 
 
 Entry point: `engine.report.leaderboard.report` (`python -m engine report DB`).
 May import: `engine.run`, `engine.errors`, `engine.version`.
+Flags of `report`, `serve`, `export`, `compare`: `flags.py`, part of the command line (only engine/cli.py imports it).
 """

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import duckdb
 
-from store import batches as store
-from store.batches import BatchRecord
+from store.side import batches as store
+from store.side.batches import BatchRecord
 
 
 def _age(rec: BatchRecord, now: datetime) -> str:

@@ -4,7 +4,7 @@
 
 Only items both models answered (every sample `ok` for both) count. The
 difference A - B at each node comes from the paired bootstrap of
-store/bootstrap.py restricted to those items (the same resampled items for both
+store/hierarchy/bootstrap.py restricted to those items (the same resampled items for both
 models): the point difference, its 95 % percentile interval, and a two-sided
 bootstrap p-value. A dataset whose score is plain accuracy (one method, the mean
 of a 0/1 score, one sample per item) gets the exact McNemar test on the
@@ -24,9 +24,10 @@ import numpy as np
 from benchmark.errors import UserError
 from engine.report.estimated import ESTIMATED_MARK
 from engine.report.terminal import one_line, printable
-from store.bootstrap import build_replicates, drop_replicates
 from store.db import connect
-from store.suite_tables import open_suite
+from store.hierarchy.bootstrap import build_replicates, drop_replicates
+from store.hierarchy.suite_tables import open_suite
+from store.stats.paired import bootstrap_p, mcnemar_exact
 
 LEVELS = ("overall", "ability", "sub_ability", "task", "dataset")
 
@@ -43,27 +44,6 @@ class NodeDiff(msgspec.Struct, frozen=True):
     parent: str | None = None
     note: str | None = None  # overall: which model the gate vetoes on the common items
     estimated: tuple[str, ...] = ()  # the models whose score here the views estimate (part of a dataset answered)
-
-
-def mcnemar_exact(a_only: int, b_only: int) -> float:
-    """Two-sided exact McNemar test: the binomial test of a_only successes in a_only + b_only trials at 1/2.
-
-    p = min(1, 2 * P(X <= min(a_only, b_only))), X ~ Binomial(a_only + b_only, 1/2); 1 with no
-    discordant item.
-    """
-    n, k = a_only + b_only, min(a_only, b_only)
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
-    return min(1.0, 2 * tail)
-
-
-def bootstrap_p(diffs: np.ndarray) -> float | None:
-    """Two-sided bootstrap p-value of 'no difference': twice the smaller share of replicates on either side of 0."""
-    d = diffs[~np.isnan(diffs)]
-    if not len(d):
-        return None
-    return float(min(1.0, 2 * min(np.mean(d <= 0), np.mean(d >= 0))))
 
 
 def compare_models(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], a: str, b: str, *,
@@ -287,7 +267,7 @@ def as_json(rows: list[NodeDiff]) -> dict:
 
 
 class CompareOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`compare`'s options (engine/cli_parsers.py maps the flags onto them)."""
+    """`compare`'s options (engine/report/flags.py maps the flags onto them)."""
 
     db: Path
     model_a: str

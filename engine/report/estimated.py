@@ -1,4 +1,4 @@
-"""Scores an estimate from part of a dataset's items went into (store/views.sql: `estimated`), as the report shows them."""
+"""Scores an estimate from part of a dataset's items went into (store/hierarchy/views.sql: `estimated`), as the report shows them."""
 
 from __future__ import annotations
 

@@ -112,7 +112,7 @@ def _out_dir(path: Path) -> Path:
 
 
 class ExportOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`export`'s options (engine/cli_parsers.py maps the flags onto them)."""
+    """`export`'s options (engine/report/flags.py maps the flags onto them)."""
 
     db: Path
     out: Path  # folder for the files (created if missing)

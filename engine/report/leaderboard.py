@@ -2,7 +2,7 @@
 
     python -m engine report DB [--suite NAME] [--model NAME] [--format text|markdown|csv] [--html FILE]
 
-Everything shown is read from the views (store/views.sql); this module only
+Everything shown is read from the views (store/hierarchy/views.sql); this module only
 arranges it. The drill-down walks ability -> sub-ability -> level -> task ->
 dataset, weakest first, as section 5.3 of the MoodBench 1.0 paper does.
 """
@@ -28,9 +28,9 @@ from engine.report import unparsed_notes
 from engine.report.outfile import check_target
 from engine.report.terminal import one_line
 from store.db import connect
-from store.bootstrap import compute_intervals
+from store.hierarchy.bootstrap import compute_intervals
 from store.snapshot import open_for_reading
-from store.suite_tables import open_suite
+from store.hierarchy.suite_tables import open_suite
 
 LEVEL_NAMES = {"L": "Low", "M": "Medium", "H": "High"}
 FORMATS = ("text", "markdown", "csv")
@@ -62,7 +62,7 @@ def leaderboard(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> Sheet
     )
     ab_rows = _rows(con, "SELECT * FROM ability_scores WHERE suite = ? AND version = ?", suite)
     scores: dict[tuple[str, str], float | None] = {(r["model"], r["ability"]): r["score"] for r in ab_rows}
-    # `estimated`: an estimate from part of a dataset's items went in (store/views.sql); absent in old files
+    # `estimated`: an estimate from part of a dataset's items went in (store/hierarchy/views.sql); absent in old files
     estimated = {(r["model"], r["ability"]) for r in ab_rows if r.get("estimated")}
     any_estimated = any(r.get("estimated") for r in board)
     unparsed = dict(con.execute(  # of the answered items, over the suite's datasets
@@ -287,7 +287,7 @@ def _dataset_detail(d: dict, weight: float, chance: float | None = None, est: di
 
 
 def _estimates(con: duckdb.DuckDBPyConnection, model: str) -> dict[str, dict]:
-    """dataset -> the model's fresh estimate (store/estimates.sql); empty in a file made before them."""
+    """dataset -> the model's fresh estimate (store/estimates/estimates.sql); empty in a file made before them."""
     if not relation_exists(con, "dataset_estimates"):
         return {}
     return {r["dataset"]: r for r in _rows(con, "SELECT * FROM dataset_estimates WHERE model = ?", (model,))}
@@ -330,7 +330,7 @@ def _warn(lines: list[str], fmt_: str) -> None:
 
 
 class ReportOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`report`'s options (engine/cli_parsers.py maps the flags onto them)."""
+    """`report`'s options (engine/report/flags.py maps the flags onto them)."""
 
     db: Path
     suite: str | None = None  # name, name@version or .toml path; None: the only one loaded

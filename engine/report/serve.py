@@ -22,14 +22,14 @@ import orjson
 from aiohttp import web
 
 from benchmark.errors import UserError
-from benchmark.suite import SuiteError
+from benchmark.suites.suite import SuiteError
 from engine.errors import EXIT_INTERRUPTED
 from engine.report.hosts import HostCheck, exposed
 from engine.report.html.items import items_payload
 from engine.report.html.page import render_page
 from engine.report.reader import FileSource, LiveSource, Reader
 from engine.run.progress import Progress, log
-from store.cluster import where_units_ran
+from store.side.cluster import where_units_ran
 
 REPORT_TTL_S = 5.0  # live mode: the leaderboard is recomputed at most this often
 _READER = web.AppKey("reader", Reader)
@@ -37,7 +37,7 @@ _READER = web.AppKey("reader", Reader)
 
 class LiveStatus:
     """What the sweep knows in memory: the progress counters and each model's 429 count; ``cluster``: the
-    run records its units per node (store/cluster.py), shown as what runs where."""
+    run records its units per node (store/side/cluster.py), shown as what runs where."""
 
     def __init__(self, progress: Progress, limits: dict[str, Any], run_id: str | None, cluster: bool = False):
         self.progress, self.limits, self.run_id, self.cluster = progress, limits, run_id, cluster
@@ -182,7 +182,7 @@ async def _serve(reader: Reader, title: str, host: str, port: int) -> int:
 
 
 def loaded_suite(con: duckdb.DuckDBPyConnection, spec: str | None) -> tuple[str, str]:
-    """The suite to show, from the suites already in the file (store.suite_tables.open_suite would
+    """The suite to show, from the suites already in the file (store.hierarchy.suite_tables.open_suite would
     create tables, which a read-only connection cannot)."""
     loaded = con.execute("SELECT suite, version FROM suites ORDER BY loaded_at DESC").fetchall()
     name, _, version = (spec or "").partition("@")
@@ -201,7 +201,7 @@ def check_port(port: int, flag: str) -> int:
 
 
 class ServeOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`serve`'s options (engine/cli_parsers.py maps the flags onto them)."""
+    """`serve`'s options (engine/report/flags.py maps the flags onto them)."""
 
     db: Path
     port: int = 8000

@@ -1,4 +1,4 @@
-"""What `report` says about unread answers (views of store/unparsed.sql): warnings."""
+"""What `report` says about unread answers (views of store/hierarchy/unparsed.sql): warnings."""
 
 from __future__ import annotations
 

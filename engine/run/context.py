@@ -30,9 +30,10 @@ from engine.run.interrupt import Interrupt
 from engine.run.progress import Progress
 from providers.breaker import Breaker
 from providers.limits import Limits
-from store import compactbench as cbstore
-from store import history, runs
-from store.writer import Writer
+from store.side import compactbench as cbstore
+from store.results import history
+from store.results import runs
+from store.results.writer import Writer
 
 T = TypeVar("T")
 
@@ -96,7 +97,7 @@ class RunRecord(Protocol):
 
 
 class StoredRun:
-    """The sweep's `runs` row (store/runs.py): inserted `running`, never left so by a finished process."""
+    """The sweep's `runs` row (store/results/runs.py): inserted `running`, never left so by a finished process."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, run_id: str, *, command: str, engine_version: str,
                  suite: str, suite_version: str):

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from yarl import URL
 
 from benchmark.dataset import Dataset
-from engine.config import ModelConfig, ModelsFile, base_url
+from engine.config.models import ModelConfig, ModelsFile, base_url
 from engine.run.generation import ProviderSet
 from engine.run.progress import log
 from providers.base import Provider

@@ -1,7 +1,7 @@
 """What a model is asked with, per dataset: models.toml's settings, else the dataset's max_tokens.
 
 A dataset declares its output allowance (choice items a few tokens, free text
-and summaries more; benchmark/mcq.py, benchmark/freetext.py). It applies when
+and summaries more; benchmark/adapters/mcq.py, benchmark/adapters/freetext.py). It applies when
 models.toml sets no max_tokens, so a model without one never generates
 thousands of tokens for a letter. Reasoning models (OpenAI's, whose hidden
 reasoning counts against the cap) are left to models.toml, as before. The
@@ -17,7 +17,7 @@ import orjson
 
 from benchmark.context import prompt_budget
 from benchmark.dataset import Dataset
-from engine.config import ModelConfig
+from engine.config.models import ModelConfig
 from providers.base import Provider
 from providers.openai import is_reasoning_model
 

@@ -15,15 +15,16 @@ import anyio
 import duckdb
 import msgspec
 
-from engine.config import ModelConfig, base_url, load_models
+from engine.config.load import load_models
+from engine.config.models import ModelConfig, base_url
 from benchmark.errors import UserError
 from engine.report.batch_lines import table
-from providers.batch import TERMINAL
+from providers.batch.core import TERMINAL
 from providers.errors import ProviderError
 from providers.limits import Limits
 from providers.registry import make_provider
-from store import batches as store
-from store.batches import BatchRecord
+from store.side import batches as store
+from store.side.batches import BatchRecord
 from store.db import connect
 from store.snapshot import open_for_reading
 

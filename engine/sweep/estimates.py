@@ -4,8 +4,8 @@
 
 For every (model, dataset) where the model answered a subset of the items: the model-assisted
 estimate on the dataset's 0-100 scale, its 95 % interval, n, n_total and the method
-(store/estimator.py, docs/estimates.md). Not `sweep --estimate`, the cost estimate
-(engine/sweep/cost.py). The estimates and the item models are stored (tables `estimates`,
+(store/stats/estimator.py, docs/estimates.md). Not `sweep --estimate`, the cost forecast
+(engine/sweep/forecast.py). The estimates and the item models are stored (tables `estimates`,
 `item_fits`, view `dataset_estimates`), and the file's bootstrap bounds, if it has any, are
 recomputed with them (dataset_scores uses them); while a sweep holds the database they are
 computed from its read-only copy and not stored.
@@ -20,9 +20,9 @@ import duckdb
 import msgspec
 
 from engine.report.estimated import relation_exists
-from store.bootstrap import refresh_intervals
+from store.hierarchy.bootstrap import refresh_intervals
 from store.db import StoreError, StoreLocked, connect
-from store.estimates import EstimateRun, compute_estimates
+from store.estimates.scores import EstimateRun, compute_estimates
 
 
 class EstimateOptions(msgspec.Struct, frozen=True):
@@ -59,7 +59,7 @@ def estimate(opts: EstimateOptions) -> int:
 
 def _not_in_the_views(con: duckdb.DuckDBPyConnection, datasets: set[str]) -> list[str]:
     """The estimated datasets a loaded suite has whose score there is not the mean item score
-    (store/views.sql: estimable_datasets): the views keep the answered items' score for them."""
+    (store/hierarchy/views.sql: estimable_datasets): the views keep the answered items' score for them."""
     if not relation_exists(con, "estimable_datasets"):  # a read-only file made before the estimates' views
         return []
     rows = con.execute("""

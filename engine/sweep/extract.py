@@ -8,7 +8,7 @@ The contract (docs/extraction.md), stable: one JSON object a line in,
 
     {"id": ..., "answer": "C" | ["B", "D"] | null, "by": "rules" | "model"}
 
-`by` says which reader decided the line: the rules of benchmark/extract.py, or
+`by` says which reader decided the line: the rules of benchmark/extract/choice.py, or
 the [extractor] model of `--extractor MODELS.toml`, asked only about the lines
 the rules left unread. A bad line: exit 2, naming it; nothing is written.
 
@@ -28,8 +28,9 @@ from typing import Any
 import anyio
 import msgspec
 
-from benchmark.extract import Choices, extract_multi, extract_single
-from engine.config import ModelConfig, ModelsFile, load_models
+from benchmark.extract.choice import Choices, extract_multi, extract_single
+from engine.config.load import load_models
+from engine.config.models import ModelConfig, ModelsFile
 from benchmark.errors import UserError
 from engine.lanes.extract_model import Extractor, Reading, wants_model
 from engine.errors import EXIT_UNREACHABLE
@@ -173,7 +174,7 @@ def load_extractor(path: Path) -> ModelConfig:
 
 
 class ExtractOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`extract`'s options (engine/cli_parsers.py maps the flags onto them)."""
+    """`extract`'s options (engine/sweep/flags.py maps the flags onto them)."""
 
     file: str  # JSONL input, or - for stdin
     extractor: Path | None = None  # MODELS.toml whose [extractor] reads what the rules leave unread

@@ -4,11 +4,11 @@ Two rows of one model name are comparable only if the same model, reached the
 same way, answered them. The identity is hashed per (model, dataset) and the
 hash is stored on each row; its detail goes to the `identities` table once.
 A resume whose identity differs from the stored rows' stops before any call
-(store.identity.identity_changes says what changed).
+(store.results.identity.identity_changes says what changed).
 
 A server on loopback gets a free port each time it starts, so its port is not
 identity (IPv6 `[::1]` as much as `127.0.0.1`); what it has loaded is
-(`served`: engine/sweep/local_server.py:served_model), so the same port-less URL
+(`served`: engine/run/local_server.py:served_model), so the same port-less URL
 serving other weights after a restart stops the sweep. What a server does not
 say is unknown, not a change: rows stored before `served` was recorded, or while
 the server could not be asked, are kept and stamped with what it serves now.
@@ -24,11 +24,11 @@ from urllib.parse import urlsplit, urlunsplit
 import duckdb
 
 from benchmark.dataset import Dataset, stable_hash
-from engine.config import ModelConfig, ModelsFile, base_url, public_url
+from engine.config.models import ModelConfig, ModelsFile, base_url, public_url
 from benchmark.errors import UserError
-from engine.sweep.local_server import DEFAULT_GGUF_NAME, is_loopback
+from engine.run.local_server import DEFAULT_GGUF_NAME, is_loopback
 from engine.run.progress import log
-from store import identity as store
+from store.results import identity as store
 
 # Names shown in the "what changed" message, in this order.
 FIELD_NAMES = {"provider": "provider", "base_url": "base URL", "model": "model id", "served": "served model",

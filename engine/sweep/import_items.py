@@ -7,7 +7,7 @@ score (0..1) and optionally response, prediction, gold. A dataset of the suite i
 against its items (read from --data-dir, as a sweep reads them) and gets its metric
 declarations recorded, so the views score it as they would a sweep's rows; any other dataset id
 is taken as it is (its score: 100 x the mean item score). Reading, checking and writing are
-store/import_items.py; this module only wires them to the suite, the data and the command line.
+store/estimates/import_items.py; this module only wires them to the suite, the data and the command line.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import msgspec
 from benchmark import registry
 from benchmark.dataset import Dataset
 from benchmark.errors import UserError
-from benchmark.suite import load_suite
+from benchmark.suites.suite import load_suite
 from store.db import connect
-from store.runs import record_datasets
-from store.import_items import ItemFileError, check_items, read_items, write_items
-from store.resume import IMPORTED
+from store.results.runs import record_datasets
+from store.estimates.import_items import ItemFileError, check_items, read_items, write_items
+from store.results.resume import IMPORTED
 
 
 class ImportItemsOptions(msgspec.Struct, frozen=True):

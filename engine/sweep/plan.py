@@ -13,8 +13,9 @@ import msgspec
 from benchmark import registry
 from benchmark.dataset import DataMissing, Dataset, stable_hash
 from benchmark.sampling import seeded_sample
-from benchmark.suite import Suite, load_suite
-from engine.config import ModelsFile, SweepDefaults, load_models
+from benchmark.suites.suite import Suite, load_suite
+from engine.config.load import load_models
+from engine.config.models import ModelsFile, SweepDefaults
 from engine.data.pull import DataOptions, pull
 from benchmark.errors import UserError
 from engine.lanes.work import PlannedDataset

@@ -1,5 +1,6 @@
-"""What a sweep does before its first call, on this machine or as engine/cluster's driver: plan, open the
-database (`run_sweep`), check who answers and stamp the run (`stamp_run`); and the result it returns."""
+"""What a sweep does before its first call and after its last, on this machine or as engine/cluster's
+driver: plan, open the database (`run_sweep`), check who answers and stamp the run (`stamp_run`); end the
+run (`end_run`); and the result it returns."""
 
 from __future__ import annotations
 
@@ -12,20 +13,23 @@ import duckdb
 import msgspec
 
 from benchmark.errors import UserError
-from engine.config import ModelsFile, base_url, public_url
+from engine.config.models import ModelsFile, base_url, public_url
 from engine.lanes.model_lane import Stamps, VersionGuard
 from engine.lanes.work import PlannedDataset
 from engine.run.generation import request_stamp
 from engine.run.context import close_stale_runs
-from engine.run.progress import log
+from engine.run.progress import Progress, log
 from engine.sweep.identity import check_identities
-from engine.sweep.local_server import served_models
+from engine.run.local_server import served_models
 from engine.sweep.plan import SweepOptions, SweepPlan, plan_sweep, run_stamp
-from store import identity as store_identity
-from store import resume, runs, turns
-from store.bootstrap import compute_intervals
+from store.results import identity as store_identity
+from store.results import resume
+from store.results import runs
+from store.results import turns
+from store.hierarchy.bootstrap import compute_intervals
 from store.db import connect, transaction, write_failure
-from store.suite_tables import load_suite_tables
+from store.hierarchy.suite_tables import load_suite_tables
+from store.snapshot import Snapshots
 
 
 class SweepResult(msgspec.Struct, kw_only=True):
@@ -129,7 +133,7 @@ def keep_intervals(con: duckdb.DuckDBPyConnection, estimated: list[str] | None =
     try:
         if estimated:
             # Imported here: the estimator's numeric stack (scipy) would cost every plain sweep ~0.3 s of start-up.
-            from store.estimates import compute_estimates
+            from store.estimates.scores import compute_estimates
             compute_estimates(con, estimated)
     except (UserError, duckdb.Error) as e:  # no scored row yet: the views score what was answered
         log(f"warning: estimates not computed ({str(e).splitlines()[0]}); `estimate DB` computes them")
@@ -138,3 +142,25 @@ def keep_intervals(con: duckdb.DuckDBPyConnection, estimated: list[str] | None =
     except duckdb.Error as e:
         log(f"warning: confidence intervals not computed ({str(e).splitlines()[0]}); "
             "`report` computes them when it is run")
+
+
+def end_run(con: duckdb.DuckDBPyConnection, result: SweepResult, *, opts: SweepOptions, names: list[str],
+            progress: Progress, stamps: dict[str, Stamps], say: Callable[[], None], intervals: bool = True,
+            snaps: Snapshots | None = None) -> SweepResult:
+    """Once the calls are over, on this machine or as engine/cluster's driver: the bounds (a --fraction's
+    models estimated first) unless interrupted or `intervals` is off, the snapshot's final state, the errors
+    counted, `say` (how the run went, on stderr), then the line a changed model version ends the run with."""
+    if intervals and not result.interrupted:
+        keep_intervals(con, names if opts.fraction is not None else None)
+    if snaps is not None:
+        with contextlib.suppress(duckdb.Error, OSError):  # the final state, for readers of the snapshot
+            snaps.final(con, result.rows_written)
+    result.errors = sum(c.errors for c in progress.counters.values())
+    say()
+    changed = [s.versions.change for s in stamps.values() if s.versions is not None and s.versions.change]
+    if changed and not result.interrupted:
+        # As a changed stamp stops a sweep before its first call; what was answered before is stored.
+        more = f" (also: {'; '.join(changed[1:])})" if len(changed) > 1 else ""
+        raise UserError(f"{changed[0]}; its remaining items were not asked: rerun with --fresh to ask again, or "
+                        f"give it a new name (--allow-mixed keeps both){more}")
+    return result

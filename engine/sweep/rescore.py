@@ -39,21 +39,23 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from benchmark import registry
 from benchmark.dataset import Dataset
-from benchmark.suite import load_suite
+from benchmark.suites.suite import load_suite
 from benchmark.errors import UserError
 from engine.lanes.extract_model import read_and_score
 from engine.lanes.work import render
 from engine.sweep.plan import reading_data, resolve_datasets
 from engine.run.context import close_stale_runs
 from engine.run.progress import log
-from store import extractions, history, runs
-from store.bootstrap import refresh_intervals
+from store.side import extractions
+from store.results import history
+from store.results import runs
+from store.hierarchy.bootstrap import refresh_intervals
 from store.db import connect, transaction
-from store.judgements import answer_md5
+from store.side.judgements import answer_md5
 from store.query import single
 
 BATCH = 2000  # changed rows per transaction
-# Imported rows (store/import_items.py) hold scores made elsewhere, with no response of ours to read again.
+# Imported rows (store/estimates/import_items.py) hold scores made elsewhere, with no response of ours to read again.
 _CHOSEN = ("FROM results WHERE dataset = ? AND status = 'ok' AND model IN (SELECT unnest(?::VARCHAR[])) "
            "AND extracted_by IS DISTINCT FROM 'imported'")
 _ROWS = ("SELECT model, item_id, sample, response, finish_reason, prediction, score, measures, scorer_version, "
@@ -213,7 +215,7 @@ def _dump(v: Any) -> str | None:
 
 
 class RescoreOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`rescore`'s options (engine/cli_parsers.py maps the flags onto them)."""
+    """`rescore`'s options (engine/sweep/flags.py maps the flags onto them)."""
 
     db: Path
     datasets: list[str] | None = None  # None: every stored dataset

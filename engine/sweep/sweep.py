@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import time
 import uuid
@@ -13,17 +12,17 @@ import anyio
 import duckdb
 import msgspec
 
-from benchmark.errors import UserError
 from engine.lanes.batch.model_lane import SweepBatchLane
-from engine.config import ModelConfig, ModelsFile, SweepDefaults, load_models
+from engine.config.load import load_models
+from engine.config.models import ModelConfig, ModelsFile, SweepDefaults
 from engine.run.endpoints import build_breakers, build_limits, model_providers, unreachable_models
 from engine.lanes.extract_lane import ExtractorLane, ExtractorPlan, plan_extraction
 from engine.run.generation import ProviderSet, prompt_budgets
 from engine.lanes.judge import JudgeLane, JudgePlan, plan_judging
-from engine.sweep.local_server import serve_local_models
+from engine.run.local_server import serve_local_models
 from engine.lanes.work import PlannedDataset, pending_work
 from engine.sweep.plan import SweepOptions, SweepPlan
-from engine.sweep.prepare import SweepResult, keep_intervals, run_sweep, stamp_run
+from engine.sweep.prepare import SweepResult, end_run, run_sweep, stamp_run
 from engine.report.summary import log_run_end
 from engine.version import ENGINE_VERSION
 from engine.run.progress import Progress, log
@@ -35,7 +34,9 @@ from providers.concurrency import AdaptiveLimit
 from providers.limits import Limits, RateLimit
 from providers.registry import make_provider
 from engine.sweep.identity import is_interactive, simulator_identity
-from store import extractions, resume, snapshot, turns
+from store import snapshot
+from store.results import resume, turns
+from store.side import extractions
 
 if TYPE_CHECKING:
     from engine.lanes.episode import Shared
@@ -112,21 +113,12 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     result.run_s = time.perf_counter() - t0
     gone = unreachable_models(breakers)
     result.unreachable = list(gone)
-    if not result.interrupted and step is None:  # rounds: once, after the last (engine/sweep/until_stable.py)
-        keep_intervals(con, names if opts.fraction is not None else None)
-    with contextlib.suppress(duckdb.Error, OSError):  # the final state, for readers of the snapshot
-        snaps.final(con, result.rows_written)
-    result.errors = sum(c.errors for c in progress.counters.values())
     if budget is not None:
         result.spent_usd, result.budget_reached = budget.spent, budget.stopped
-    log_run_end(progress, limits, gone, budget, helper=judging.label if judging else None, quiet=opts.quiet)
-    changed = [s.versions.change for s in stamps.values() if s.versions is not None and s.versions.change]
-    if changed and not result.interrupted:
-        # As a changed stamp stops a sweep before its first call; what was answered before is stored.
-        more = f" (also: {'; '.join(changed[1:])})" if len(changed) > 1 else ""
-        raise UserError(f"{changed[0]}; its remaining items were not asked: rerun with --fresh to ask again, or "
-                        f"give it a new name (--allow-mixed keeps both){more}")
-    return result
+    return end_run(con, result, opts=opts, names=names, progress=progress, stamps=stamps, snaps=snaps,
+                   intervals=step is None,  # rounds: once, after the last (engine/sweep/until_stable.py)
+                   say=lambda: log_run_end(progress, limits, gone, budget, helper=judging.label if judging else None,
+                                           quiet=opts.quiet))
 
 
 class SweepLanes(msgspec.Struct, kw_only=True):

@@ -1,8 +1,8 @@
 """`sweep --until-stable`: ask in rounds until each model's overall rank is settled.
 
 A round extends each dataset's seeded prefix (benchmark/sampling.py's order, so a round asks what a
-full sweep would ask first) by store/stopping.py's allocation and runs as one ordinary sweep run
-(engine/sweep/sweep.py). Then the model's dataset scores are estimated (store/estimates.py) and its
+full sweep would ask first) by store/stats/stopping.py's allocation and runs as one ordinary sweep run
+(engine/sweep/sweep.py). Then the model's dataset scores are estimated (store/estimates/scores.py) and its
 overall's interval is placed among the ranked models already in the database; a model stops once
 that rank range is at most one place wide, or when every item is asked. What is stored is where
 a rerun starts: each model resumes from the prefix it has answered.
@@ -17,17 +17,17 @@ import duckdb
 import msgspec
 
 from benchmark.errors import UserError
-from benchmark.suite import Suite
-from benchmark.suite_weights import dataset_weights
-from engine.config import ModelsFile
+from benchmark.suites.suite import Suite
+from benchmark.suites.weights import dataset_weights
+from engine.config.models import ModelsFile
 from engine.lanes.work import PlannedDataset
 from engine.run.progress import log
 from engine.sweep.plan import SweepPlan
 from engine.sweep.prepare import SweepResult, keep_intervals
-from store import resume
-from store.estimates import compute_estimates
-from store.estimator import Estimate
-from store.stopping import Standing, allocate, round_budget, settled, spread, standing
+from store.results import resume
+from store.estimates.scores import compute_estimates
+from store.stats.estimator import Estimate
+from store.stats.stopping import Standing, allocate, round_budget, settled, spread, standing
 
 COMPLETE = "complete"  # the method of a dataset the model answered every item of: its score, exact
 
@@ -120,7 +120,7 @@ def stored_prefix(con: duckdb.DuckDBPyConnection, model: str, planned: list[Plan
 def other_totals(con: duckdb.DuckDBPyConnection, suite: Suite, planned: set[str], sweeping: list[str]) -> list[float]:
     """The overall of every ranked model of the suite not in this sweep, over the datasets this sweep plans.
 
-    With the whole suite planned it is the leaderboard's raw_total (benchmark/suite_weights.py); with
+    With the whole suite planned it is the leaderboard's raw_total (benchmark/suites/weights.py); with
     --datasets, the same weights over those datasets, as the new model's overall is."""
     rows = con.execute(
         "SELECT d.model, d.dataset, d.score FROM dataset_scores d JOIN leaderboard l USING (suite, version, model) "

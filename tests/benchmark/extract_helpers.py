@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmark.extract import Choices, extract_multi, extract_single
+from benchmark.extract.choice import Choices, extract_multi, extract_single
 
 
 # Options shared by the tables of exam-style answers and of silent errors.

@@ -1,4 +1,4 @@
-"""The registry's Python references (benchmark/metric_kinds.py) called from plain counts, and the label
+"""The registry's Python references (benchmark/metrics/kinds.py) called from plain counts, and the label
 counting that turns gold and predicted labels into those counts: the oracle the tests hold the SQL, the
 adapters' measures and scikit-learn against."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmark.metric_kinds import KINDS, Sums, macro_of
+from benchmark.metrics.kinds import KINDS, Sums, macro_of
 
 
 def kind(name: str, a: float, b: float | None = None, c: float | None = None, *, n: int = 1) -> float | None:

@@ -11,7 +11,7 @@ import pytest
 
 from benchmark import registry
 from benchmark.dataset import DataMissing, Item, Scored
-from benchmark.mathequiv import extract_answer, is_equiv, last_boxed, strip_string
+from benchmark.adapters.mathequiv import extract_answer, is_equiv, last_boxed, strip_string
 from benchmark.sampling import seeded_sample
 from tests.benchmark.realdata import (
     DATA_DIR,

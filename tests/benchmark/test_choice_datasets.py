@@ -17,7 +17,7 @@ from benchmark import registry
 from benchmark.dataset import DataMissing, Item, MetricSpec, Scored
 from benchmark.datasets import agieval as agieval_mod
 from benchmark.datasets import thucnews as thucnews_mod
-from benchmark.extract import codes_for
+from benchmark.extract.choice import codes_for
 from benchmark.sampling import seeded_sample
 from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic, need
 from tests.benchmark.realdata import records as _cached_records

@@ -42,7 +42,7 @@ INFORMATIONAL_KEYS = {
 
 def _view_kinds() -> set[str]:
     """The aggregate kinds the metric_values view knows, as created (anything else would give NULL)."""
-    from store.views import views_sql
+    from store.hierarchy.views import views_sql
 
     sql = views_sql()
     view = sql[sql.index("VIEW metric_values"):]

@@ -16,7 +16,7 @@ from sklearn.metrics import f1_score, jaccard_score
 
 from benchmark import registry
 from benchmark.dataset import DataMissing, MetricSpec, Scored
-from benchmark.extract import codes_for
+from benchmark.extract.choice import codes_for
 from benchmark.loaders import read_rows
 from benchmark.sampling import seeded_sample
 from tests.benchmark import kind_reference as K

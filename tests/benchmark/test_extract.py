@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.extract import Choices, codes_for, extract_multi, extract_single, fold
+from benchmark.extract.choice import Choices, codes_for, extract_multi, extract_single, fold
 from tests.benchmark.extract_helpers import code_read
 
 ABCD = Choices(["The grandfather", "The grandson", "Can't be determined", "Nobody"])
@@ -214,6 +214,7 @@ option_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, m
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200), st.lists(option_text, min_size=2, max_size=30))
+@pytest.mark.slow
 def test_never_raises_on_any_text(response, options):
     ch = Choices(options)
     i = extract_single(response, ch)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.extract import Choices
+from benchmark.extract.choice import Choices
 from tests.benchmark.extract_helpers import code_read
 
 FRUIT = Choices(["apple", "banana", "cherry", "date"])

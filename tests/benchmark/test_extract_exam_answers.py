@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.extract import Choices
+from benchmark.extract.choice import Choices
 from tests.benchmark.extract_helpers import FORMULAS, HAN, STATEMENTS, WORK, code_read, codes_read
 
 LENGTHS = Choices(["1.1 mm", "1.7 mm", "2.3 mm", "2.9 mm"])

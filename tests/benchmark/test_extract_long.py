@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from benchmark.extract import Choices
-from benchmark.extract_prep import READ_LIMIT
+from benchmark.extract.choice import Choices
+from benchmark.extract.prep import READ_LIMIT
 from tests.benchmark.extract_helpers import code_read, codes_read
 
 FRUIT = Choices(["apple", "banana", "cherry", "date"])

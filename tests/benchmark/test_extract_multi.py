@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.extract import Choices, extract_single
+from benchmark.extract.choice import Choices, extract_single
 from tests.benchmark.extract_helpers import codes_read
 
 METALS = Choices(["iron", "copper", "sulphur", "zinc", "oxygen"])

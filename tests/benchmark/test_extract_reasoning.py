@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.extract import Choices, extract_multi
+from benchmark.extract.choice import Choices, extract_multi
 from tests.benchmark.extract_helpers import code_read
 
 CAPITALS = Choices(["Lyon", "Paris", "Marseille", "Nice"])

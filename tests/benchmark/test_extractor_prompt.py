@@ -1,11 +1,11 @@
-"""The extractor model's prompt and the strict reading of its reply (benchmark/extract_prompt.py)."""
+"""The extractor model's prompt and the strict reading of its reply (benchmark/extract/prompt.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from benchmark.dataset import AnswerSpace, Item, Message
-from benchmark.extract_prompt import RESPONSE_CHARS, options_of, parse_reply, prompt
+from benchmark.extract.prompt import RESPONSE_CHARS, options_of, parse_reply, prompt
 
 CODES = ["A", "B", "C", "D"]
 

@@ -16,7 +16,7 @@ from benchmark.context import (
     prompt_budget,
 )
 from benchmark.dataset import Item, Message
-from benchmark.judges import (
+from benchmark.adapters.judges import (
     LONGMEMEVAL_TEMPLATES,
     SOURCE_CUT,
     LongMemEvalRubric,

@@ -1,4 +1,4 @@
-"""The choice-dataset machinery (benchmark/mcq.py, benchmark/loaders.py) on small files and rows written by
+"""The choice-dataset machinery (benchmark/adapters/mcq.py, benchmark/loaders.py) on small files and rows written by
 the tests: loaders, declaration options, per-class F1 hooks against scikit-learn, stamps, SQL aggregation."""
 
 from __future__ import annotations
@@ -17,12 +17,8 @@ from sklearn.metrics import f1_score
 from benchmark import registry
 from benchmark.dataset import AnswerSpace, DataMissing, Dataset, MetricSpec, Scored
 from benchmark.loaders import Files, locate, read_rows
-from benchmark.mcq import (
-    ChoiceDataset,
-    class_f1_measures,
-    per_class_f1,
-    seeded_permutation,
-)
+from benchmark.adapters.choice_measures import class_f1_measures, per_class_f1
+from benchmark.adapters.mcq import ChoiceDataset, seeded_permutation
 from benchmark.sampling import seeded_sample
 
 
@@ -378,13 +374,13 @@ def test_existing_declarations_keep_their_stamps():
 
 
 def test_new_metrics_through_the_sql_views():
-    from store.views import ensure_views
+    from store.hierarchy.views import ensure_views
     from tests.store.helpers import sql_metric_values
 
     con = duckdb.connect()
     ensure_views(con)
     kinds = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'metric_values'").fetchone()[0]
-    assert "'label_f1'" in kinds and "'macro_f1'" in kinds, "store/views.sql lost the label_f1/macro_f1 kinds"
+    assert "'label_f1'" in kinds and "'macro_f1'" in kinds, "store/hierarchy/views.sql lost the label_f1/macro_f1 kinds"
     specs = (MetricSpec("f1_ironic", "label_f1", "tp", "fp", "fn", primary=True),
              MetricSpec("jaccard_accuracy", "mean", "jac"), MetricSpec("accuracy", "mean", "score"))
     scored = [Scored("B", 1.0, {"tp": 1, "fp": 0, "fn": 0, "jac": 1.0}),

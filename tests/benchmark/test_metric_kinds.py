@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from benchmark.dataset import MetricSpec, Scored
-from benchmark.metric_kinds import KINDS, Sums, macro_of
+from benchmark.metrics.kinds import KINDS, Sums, macro_of
 from tests.store.helpers import sql_metric_values
 
 

@@ -1,5 +1,5 @@
-"""The metric kinds' Python references (benchmark/metric_kinds.py), fed label counts, equal scikit-learn's
-metrics on fixtures and on generated data; so do the per-item scores of benchmark/metrics.py."""
+"""The metric kinds' Python references (benchmark/metrics/kinds.py), fed label counts, equal scikit-learn's
+metrics on fixtures and on generated data; so do the per-item scores of benchmark/metrics/item.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 from sklearn.preprocessing import MultiLabelBinarizer  # noqa: E402
 
-from benchmark.metrics import f1_from_counts  # noqa: E402
+from benchmark.metrics.item import f1_from_counts  # noqa: E402
 from tests.benchmark import kind_reference as K  # noqa: E402
 
 LABELS = ["a", "b", "c", "d"]
@@ -67,6 +67,7 @@ label = st.sampled_from(LABELS)
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(label, st.one_of(st.none(), label)), min_size=1, max_size=40))
+@pytest.mark.slow
 def test_single_label_matches_sklearn(pairs):
     gold = [g for g, _ in pairs]
     pred = [p for _, p in pairs]
@@ -84,6 +85,7 @@ label_set = st.sets(label, min_size=1, max_size=3)
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(label_set, st.one_of(st.none(), st.sets(label, max_size=3))), min_size=1, max_size=40))
+@pytest.mark.slow
 def test_multi_label_matches_sklearn(pairs):
     _check_multilabel([g for g, _ in pairs], [p for _, p in pairs])
 

@@ -1,4 +1,4 @@
-"""The aggregate kinds the adapters declare, computed by store/views.sql on real adapters' measures, equal
+"""The aggregate kinds the adapters declare, computed by store/hierarchy/views.sql on real adapters' measures, equal
 the kinds' Python references fed counts taken from gold and predicted labels (tests/benchmark/kind_reference.py)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 import pytest
 
 from benchmark import registry
-from benchmark.extract import codes_for
+from benchmark.extract.choice import codes_for
 from benchmark.sampling import seeded_sample
 from tests.benchmark import kind_reference as K
 from tests.benchmark.realdata import DATA_DIR, need

@@ -1,5 +1,5 @@
 """The four questionnaires (eq60, iri30, interpersonal_relationship_test, effective_communication_test):
-keyed points per option instead of a right answer (benchmark/questionnaire.py), on the real files.
+keyed points per option instead of a right answer (benchmark/adapters/questionnaire.py), on the real files.
 
 Real-file tests skip with a reason when ../shared/datasets (or ENGINE_SHARED_DIR) lacks the folder.
 """
@@ -12,7 +12,7 @@ import pytest
 
 from benchmark import registry
 from benchmark.datasets import eq60 as eq60_mod
-from benchmark.extract import codes_for
+from benchmark.extract.choice import codes_for
 from benchmark.sampling import seeded_sample
 from tests.benchmark.realdata import assert_pool_and_declaration
 from tests.benchmark.realdata import records as _records

@@ -18,11 +18,11 @@ import pytest
 from benchmark import registry
 from benchmark.dataset import DataMissing
 from benchmark.datasets.logicnli import GOLD
-from benchmark.extract import codes_for
-from benchmark.freetext import TextDataset
-from benchmark.judges import SummaryRubric, rubric_for
+from benchmark.extract.choice import codes_for
+from benchmark.adapters.freetext import TextDataset
+from benchmark.adapters.judges import SummaryRubric, rubric_for
 from benchmark.sampling import seeded_sample
-from benchmark.suite import load_suite
+from benchmark.suites.suite import load_suite
 from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic, need
 
 IDS = ["c3", "logicnli", "pqemotion4", "samsum"]

@@ -14,8 +14,8 @@ import pytest
 from benchmark import registry
 from benchmark.datasets import bbq as bbq_mod
 from benchmark.datasets._safetybench import CATEGORIES
-from benchmark.extract import codes_for
-from benchmark.metrics import f1_from_counts, selected_true_share
+from benchmark.extract.choice import codes_for
+from benchmark.metrics.item import f1_from_counts, selected_true_share
 from benchmark.sampling import seeded_sample
 from tests.benchmark import kind_reference as K
 from tests.benchmark.realdata import DATA_DIR, assert_pool_and_declaration, need

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.suite import SuiteError, load_suite
+from benchmark.suites.suite import SuiteError, load_suite
 
 # The MoodBench 1.0 paper's Table 5: (main, sub, level, task) -> datasets.
 PAPER = """

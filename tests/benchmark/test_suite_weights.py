@@ -1,12 +1,12 @@
-"""Each dataset's weight in the overall (benchmark/suite_weights.py): by hand, and against the views."""
+"""Each dataset's weight in the overall (benchmark/suites/weights.py): by hand, and against the views."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from benchmark.suite import load_suite, parse_suite
-from benchmark.suite_weights import dataset_weights
+from benchmark.suites.suite import load_suite, parse_suite
+from benchmark.suites.weights import dataset_weights
 from tests.store.test_views_support import flat_suite, load_toml, make_db, metric, scored
 
 def task(tid: str, level: str, datasets: list) -> dict:
@@ -43,7 +43,7 @@ def test_the_leaderboards_raw_total_is_the_weighted_sum(tmp_path, suite_name):
     suite = load_suite(suite_name)
     con = make_db(tmp_path)
     try:
-        from store.suite_tables import load_suite_tables
+        from store.hierarchy.suite_tables import load_suite_tables
 
         load_suite_tables(con, suite)
         rng = np.random.default_rng(1)

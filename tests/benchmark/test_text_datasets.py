@@ -16,8 +16,8 @@ import pytest
 
 from benchmark import registry
 from benchmark.dataset import Dataset
-from benchmark.extract import codes_for
-from benchmark.freetext import TextDataset
+from benchmark.extract.choice import codes_for
+from benchmark.adapters.freetext import TextDataset
 from benchmark.sampling import seeded_sample
 from tests.benchmark.realdata import DATA_DIR, assert_sample_deterministic, need
 from tests.benchmark.realdata import records as _records

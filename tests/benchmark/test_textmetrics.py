@@ -1,6 +1,6 @@
-"""The text metrics (benchmark/textmetrics.py: SQuAD and CMRC EM/F1, ROUGE, LCS, token recall) against
+"""The text metrics (benchmark/metrics/text.py: SQuAD and CMRC EM/F1, ROUGE, LCS, token recall) against
 the official scripts, the rouge-score package or hand-computed cases, and free-text answer extraction
-(benchmark/freetext.py: extract_span, extract_summary).
+(benchmark/adapters/freetext.py: extract_span, extract_summary).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmark.freetext import extract_span, extract_summary
-from benchmark.textmetrics import (
+from benchmark.adapters.freetext import extract_span, extract_summary
+from benchmark.metrics.text import (
     best,
     cmrc_em,
     cmrc_f1,

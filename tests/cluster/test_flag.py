@@ -26,7 +26,7 @@ def test_cluster_flag_without_ray_exits_2_saying_how_to_install(tmp_path):
 
 
 def test_the_sweep_without_the_flag_never_imports_ray():
-    code = ("import sys, engine.cli, engine.cli_parsers, engine.sweep.sweep, engine.sweep.local_server; "
+    code = ("import sys, engine.cli, engine.sweep.flags, engine.sweep.sweep, engine.run.local_server; "
             "from engine.cli import parse; parse(['sweep', 'm.toml']); print('ray' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.stdout.strip() == "False", r.stderr

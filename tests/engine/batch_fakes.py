@@ -1,4 +1,4 @@
-"""An in-memory provider batch API (providers/batch.py's Protocol) with knobs, and a dataset to batch.
+"""An in-memory provider batch API (providers/batch/core.py's Protocol) with knobs, and a dataset to batch.
 
 The fake keeps its batches across engine runs, as a provider does: a test can
 stop the engine while batches are in flight and run it again against the same
@@ -16,7 +16,7 @@ import orjson
 from benchmark.dataset import DatasetBase, Item, Message, MetricSpec, Scored
 from engine.lanes.work import PlannedDataset
 from providers.base import ChatResult
-from providers.batch import (
+from providers.batch.core import (
     CANCELLED,
     ENDED,
     EXPIRED,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.config import load_models
+from engine.config.load import load_models
 from benchmark.errors import UserError
 from engine.sweep.identity import model_identity
 from tests.engine.fakes import FakeDataset

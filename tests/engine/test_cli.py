@@ -1,4 +1,4 @@
-"""The command line: one exit-status policy, one parser module, one spelling per argument."""
+"""The command line: one exit-status policy, each command's flags beside its code, one spelling per argument."""
 
 from __future__ import annotations
 
@@ -21,11 +21,10 @@ from benchmark.compactbench.templates import TemplateError
 from benchmark.dataset import DataMissing
 from benchmark.errors import UserError
 from benchmark.sources import SourcesError
-from benchmark.suite import SuiteError
+from benchmark.suites.suite import SuiteError
 from engine import cli
-from engine import cli_parsers
-from engine.cli import build, main, parse
-from engine.cli_parsers import COMMANDS, Command, db_of
+from engine.cli import COMMANDS, build, main, parse
+from engine.flags import Command, db_of, given_db
 from engine.report.export import ExportError
 from engine.report.leaderboard import ReportError
 from providers.errors import ProviderError
@@ -91,9 +90,9 @@ def test_an_import_error_in_a_command_surfaces(monkeypatch):
 
 
 def test_an_import_error_exits_1_with_a_traceback_in_the_process():
-    script = ("import importlib, sys\nfrom engine import cli, cli_parsers\n"
+    script = ("import importlib, sys\nfrom engine import cli, flags\n"
               "def run(args):\n    return importlib.import_module('engine.no_such_module')\n"
-              "cli_parsers.COMMANDS['broken'] = cli_parsers.Command('a broken command', lambda p: None, run)\n"
+              "cli.COMMANDS['broken'] = flags.Command('a broken command', lambda p: None, run)\n"
               "sys.argv = ['moodengine', 'broken']\ncli.run()\n")
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120,
                        check=False)
@@ -122,9 +121,10 @@ def test_usage_errors_exit_2(capsys, argv):
 
 def test_every_import_the_parsers_make_resolves():
     """The parsers import each command's module lazily; a renamed function must fail here, not in use."""
-    tree = ast.parse((ROOT / "engine" / "cli_parsers.py").read_text())
-    imports = [(n.module, a.name) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
-               for a in n.names if n.module != "__future__"]
+    files = [ROOT / "engine" / "flags.py", *sorted((ROOT / "engine").glob("*/flags.py"))]
+    assert len(files) == 5  # the shared arguments, sweep, report, data, compactbench
+    imports = [(n.module, a.name) for f in files for n in ast.walk(ast.parse(f.read_text()))
+               if isinstance(n, ast.ImportFrom) and n.module for a in n.names if n.module != "__future__"]
     assert len(imports) > 20
     for module, name in imports:
         mod = importlib.import_module(module)
@@ -187,7 +187,7 @@ def test_sweep_takes_the_db_after_the_models_file():
         _, args = parse(argv)
         assert (args.models, db_of(args)) == (Path("m.toml"), Path("r.duckdb"))
     _, args = parse(["sweep", "m.toml"])
-    assert cli_parsers.given_db(args) is None  # the models file's [sweep] db, else results.duckdb
+    assert given_db(args) is None  # the models file's [sweep] db, else results.duckdb
 
 
 def test_two_different_databases_are_a_user_error(capsys):
@@ -200,8 +200,9 @@ def test_two_different_databases_are_a_user_error(capsys):
 def test_no_argparse_caught_error_print_or_exit_outside_the_cli():
     for pkg in ("engine", "store", "benchmark", "providers"):
         for f in (ROOT / pkg).rglob("*.py"):
-            if f.parent.name == "engine" and (f.name.startswith("cli") or f.name == "__main__.py"):
-                continue  # the CLI and the process entry (130 for a signal during the CLI's imports)
+            if pkg == "engine" and (f.name == "flags.py" or f.parent.name == "engine" and (
+                    f.name.startswith("cli") or f.name == "__main__.py")):
+                continue  # the CLI, the commands' flags, the process entry (130 for a signal during its imports)
             text = f.read_text()
             assert "import argparse" not in text and "sys.exit(" not in text, f
             # an error caught and printed is the policy's job (`data pull` printing its outcome is not)

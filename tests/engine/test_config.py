@@ -1,6 +1,6 @@
 import pytest
 
-from engine.config import load_models
+from engine.config.load import load_models
 from benchmark.errors import UserError
 
 GOOD = """
@@ -183,7 +183,7 @@ adaptive = false
 
 
 def test_providers_prices_reasoning_and_account_pools(tmp_path):
-    from engine.config import base_url
+    from engine.config.models import base_url
 
     cfg = load_models(write(tmp_path, PROVIDERS))
     claude, gemini, _doubao, glm, gpt5 = cfg.models

@@ -8,6 +8,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from engine.cli import main
 
@@ -80,8 +81,9 @@ def test_a_known_dataset_is_checked_against_its_items_and_scored_by_the_views(tm
         con.close()
 
 
+@pytest.mark.slow
 def test_estimate_brings_the_files_bounds_up_to_date_with_the_estimates(tmp_path, capsys):
-    from store.bootstrap import compute_intervals
+    from store.hierarchy.bootstrap import compute_intervals
     from tests.store.test_estimated_scores import partial_db
 
     con = partial_db(tmp_path)

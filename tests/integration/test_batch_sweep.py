@@ -15,7 +15,7 @@ import pytest
 
 from engine.lanes.batch import core as batch_core
 from engine.report.batch_lines import report_lines
-from engine.sweep.cost import estimate
+from engine.sweep.forecast import forecast
 from engine.sweep.sweep import SweepOptions, sweep
 from providers.errors import ErrorClass, ProviderError
 from simulator.core import make_answer
@@ -71,7 +71,7 @@ def test_mixed_sweep_killed_with_batches_in_flight_resumes_without_paying_twice(
     with SimServerProcess(mode="gold") as sim:
         opts = SweepOptions(models_path=_models(tmp_path / "models.toml", sim.base_url), db=db,
                             datasets=["synthetic"], limit=40, quiet=True)
-        (est,) = [e for e in estimate(opts) if e.model == "batched"]
+        (est,) = [e for e in forecast(opts) if e.model == "batched"]
         assert est.items == 40 and "batch price (x0.5)" in est.note
         assert est.cost_usd == pytest.approx((est.input_tokens * 1.0 + est.output_tokens * 2.0) / 2 / 1e6)
         api.on_poll = _raise_crash

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.bootstrap import compute_intervals
+from store.hierarchy.bootstrap import compute_intervals
 from tests.integration.helpers import run_cli
 from tests.integration.report_db import loaded_page, screenshot_dir
 from tests.store.test_estimated_scores import estimate, partial_db

@@ -48,7 +48,7 @@ def test_report_renders_offline_with_every_figure_and_sorts(report):
         # the same seeded bounds, computed here into the file, are what the page shows.
         import duckdb
 
-        from store.bootstrap import refresh_intervals
+        from store.hierarchy.bootstrap import refresh_intervals
 
         con = duckdb.connect(str(db))
         refresh_intervals(con)
@@ -56,7 +56,7 @@ def test_report_renders_offline_with_every_figure_and_sorts(report):
         (lo, hi), = query(db, "SELECT ci_low, ci_high FROM leaderboard WHERE model = 'alpha-large'")
         assert lo is not None and f"{lo:.2f}–{hi:.2f}" in text
         assert " CI " in page.inner_text("#dd-tree")
-        # Each swept dataset that declares a chance baseline shows it beside its score (store/baselines.sql).
+        # Each swept dataset that declares a chance baseline shows it beside its score (store/hierarchy/baselines.sql).
         chance = query(db, "SELECT dataset, chance FROM suite_dataset_baselines WHERE chance IS NOT NULL")
         tree = page.text_content("#dd-tree") or ""
         assert chance and all(f"chance {c:.2f}" in tree for _, c in chance), (chance, tree)

@@ -144,8 +144,8 @@ def test_cluster_live_view_shows_each_units_node_in_the_page(tmp_path):
     table names each unit's node, and the heading counts the units running per node."""
     from engine.run.progress import Progress
     from engine.sweep.live import live_view_thread
-    from store import cluster as units_table
-    from store import runs
+    from store.side import cluster as units_table
+    from store.results import runs
     from tests.engine.report.mini_db import mini_db
 
     con = mini_db(tmp_path, {"a": [1.0, 0.0], "b": [1.0, 1.0]})

@@ -11,7 +11,7 @@ import orjson
 
 from benchmark.dataset import Message
 from providers.base import ChatResult
-from providers.batch import TERMINAL, BatchOutcome, BatchRequest, BatchStatus
+from providers.batch.core import TERMINAL, BatchOutcome, BatchRequest, BatchStatus
 from providers.errors import ErrorClass
 from providers.limits import Limits
 from providers.registry import make_batch_api, make_provider

@@ -1,9 +1,9 @@
-"""The Anthropic Message Batches wire (providers/batch_anthropic.py) against the simulator, run as a real process."""
+"""The Anthropic Message Batches wire (providers/batch/anthropic.py) against the simulator, run as a real process."""
 
 import orjson
 import pytest
 
-from providers.batch import CANCELLED, ENDED, EXPIRED, BatchRequest
+from providers.batch.core import CANCELLED, ENDED, EXPIRED, BatchRequest
 from providers.errors import ErrorClass
 from simulator.process import SimServerProcess
 from tests.providers.batch_helpers import (KEY, all_failing, cancel_at_once, expire_some, http, outcomes,

@@ -3,7 +3,7 @@ through the Files APIs as documented; the simulator lists and deletes them the s
 
 import pytest
 
-from providers import batch_gemini
+from providers.batch import gemini as batch_gemini
 from simulator.process import SimServerProcess
 from tests.providers.batch_helpers import KEY, http, outcomes, requests, wait, wires
 

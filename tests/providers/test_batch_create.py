@@ -10,8 +10,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from providers.batch import LostCreate
-from providers.batch_anthropic import WINDOW_S
+from providers.batch.core import LostCreate
+from providers.batch.anthropic import WINDOW_S
 from providers.errors import ProviderError
 from simulator.core import config_from_knobs
 from simulator.openai import STATE

@@ -1,10 +1,10 @@
-"""The Gemini Batch Mode wire (providers/batch_gemini.py) against the simulator, run as a real process."""
+"""The Gemini Batch Mode wire (providers/batch/gemini.py) against the simulator, run as a real process."""
 
 import orjson
 import pytest
 
-from providers import batch_gemini
-from providers.batch import CANCELLED, ENDED, EXPIRED, BatchRequest
+from providers.batch import gemini as batch_gemini
+from providers.batch.core import CANCELLED, ENDED, EXPIRED, BatchRequest
 from providers.errors import ErrorClass
 from simulator.process import SimServerProcess
 from tests.providers.batch_helpers import (KEY, all_failing, cancel_at_once, expire_some, http, outcomes,

@@ -1,11 +1,11 @@
-"""The OpenAI Batch wire (providers/batch_openai.py) against the simulator, run as a real process."""
+"""The OpenAI Batch wire (providers/batch/openai.py) against the simulator, run as a real process."""
 
 import aiohttp
 import orjson
 import pytest
 
 from benchmark.dataset import Message
-from providers.batch import CANCELLED, ENDED, EXPIRED, FAILED, BatchRequest
+from providers.batch.core import CANCELLED, ENDED, EXPIRED, FAILED, BatchRequest
 from providers.errors import ErrorClass, ProviderError
 from simulator.process import SimServerProcess
 from tests.providers.batch_helpers import (KEY, all_failing, cancel_at_once, expire_some, http, outcomes,

@@ -5,7 +5,7 @@ import pytest
 
 from simulator.structured import SchemaError, check_openai_format, obey
 from benchmark.dataset import AnswerSpace, Message
-from benchmark.extract import Choices, extract_multi, extract_single
+from benchmark.extract.choice import Choices, extract_multi, extract_single
 from providers.constrain import answer_schema, gbnf
 from providers.errors import ErrorClass, ProviderError
 from providers.gemini import GeminiChat

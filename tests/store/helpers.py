@@ -1,6 +1,6 @@
 from datetime import datetime, timezone
 
-from store.writer import ResultRow
+from store.results.writer import ResultRow
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -21,8 +21,8 @@ def sql_metric_values(dataset_id, metrics, scored) -> dict:
     """metric -> value, aggregated by the real views from (gold, Scored) pairs of model 'm'."""
     import duckdb
 
-    from store.views import ensure_views
-    from store.writer import insert_rows
+    from store.hierarchy.views import ensure_views
+    from store.results.writer import insert_rows
 
     con = duckdb.connect()
     ensure_views(con)

@@ -1,4 +1,4 @@
-"""Chance and majority baselines (store/baselines.sql): stored per dataset, put on the 0-100 scale of
+"""Chance and majority baselines (store/hierarchy/baselines.sql): stored per dataset, put on the 0-100 scale of
 the dataset's score by the suite's normalization, and subtracted in dataset_vs_baseline. Hand-computed."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import pytest
 
 from benchmark import registry
 from benchmark.dataset import DatasetBase
-from store import runs
+from store.results import runs
 from store.snapshot import open_for_reading
-from store.views import ensure_views
+from store.hierarchy.views import ensure_views
 from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric, one, scored
 
 SUITE = flat_suite({"a": (None, ["acc", "lik", "mixed", "bare"])}, name="base", methods={

@@ -1,11 +1,11 @@
-"""store/batches.py: a batch is recorded with its items before submission, then tracked to collection."""
+"""store/side/batches.py: a batch is recorded with its items before submission, then tracked to collection."""
 
 from datetime import UTC, datetime
 
-from store import batches
-from store.batches import ItemKey
+from store.side import batches
+from store.side.batches import ItemKey
 from store.db import connect
-from store.writer import ResultRow, insert_rows
+from store.results.writer import ResultRow, insert_rows
 
 
 def _con(tmp_path):
@@ -90,7 +90,7 @@ def test_a_file_made_before_lanes_gets_the_column_with_its_batches_as_the_models
     batches.record_batch(con, label="L1", run_id="r", model="m", provider="openai", items=ITEMS, est_cost_usd=None)
     con.execute("ALTER TABLE batches DROP COLUMN lane")
     con.close()
-    con = _con(tmp_path)  # opening the file again runs store/batches.sql
+    con = _con(tmp_path)  # opening the file again runs store/side/batches.sql
     assert [(r.label, r.lane) for r in batches.open_batches(con, "m")] == [("L1", "model")]
 
 

@@ -1,7 +1,7 @@
-"""Estimates in the hierarchy (store/views.sql, store/bootstrap.py): the flag, the score, the intervals.
+"""Estimates in the hierarchy (store/hierarchy/views.sql, store/hierarchy/bootstrap.py): the flag, the score, the intervals.
 
 The estimates are written by hand (with the signature of the rows as they are), so every number
-here follows from the test's own inputs, whatever the estimator (store/estimator.py) computes.
+here follows from the test's own inputs, whatever the estimator (store/stats/estimator.py) computes.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from store.bootstrap import compute_intervals
-from store.draws import Z95, estimate_draws
+from store.hierarchy.bootstrap import compute_intervals
+from store.stats.draws import Z95, estimate_draws
 from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric, one
 
 # gate vs on dvs (tau 10), fo on df1 and df2 (weight 1 each)

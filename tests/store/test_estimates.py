@@ -1,4 +1,4 @@
-"""Estimates from the stored rows (store/estimates.py): the stored item model, its stamp, the view."""
+"""Estimates from the stored rows (store/estimates/scores.py): the stored item model, its stamp, the view."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 
 from benchmark.errors import UserError
 from store.db import connect
-from store.estimates import MIN_MODELS, compute_estimates
-from store.item_model import sigmoid
-from store.writer import insert_rows
+from store.estimates.scores import MIN_MODELS, compute_estimates
+from store.stats.item_model import sigmoid
+from store.results.writer import insert_rows
 from tests.store.helpers import row
 
 

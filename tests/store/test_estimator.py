@@ -1,4 +1,4 @@
-"""The difference estimator (store/estimator.py) and the 2PL it leans on (store/item_model.py).
+"""The difference estimator (store/stats/estimator.py) and the 2PL it leans on (store/stats/item_model.py).
 
 Hand-computed cases on small matrices, then simulations: the mean error over many random
 subsets is within its standard error of zero (whatever the item model, a model better than every
@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from store.estimator import (MODEL_ASSISTED, PLAIN, Answered, Blend, Population, choose_blend, difference,
+from store.stats.estimator import (MODEL_ASSISTED, PLAIN, Answered, Blend, Population, choose_blend, difference,
                              estimate_model, plain, wilson)
-from store.item_model import fit_2pl, map_ability, sigmoid
+from store.stats.item_model import fit_2pl, map_ability, sigmoid
 
 
 def test_wilson_matches_the_textbook_interval():

@@ -1,4 +1,4 @@
-"""Per-item results imported from files (store/import_items.py): rows like a sweep's, checked before writing."""
+"""Per-item results imported from files (store/estimates/import_items.py): rows like a sweep's, checked before writing."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from store import extractions, identity, resume
+from store.side import extractions
+from store.results import identity
+from store.results import resume
 from store.db import connect
-from store.import_items import ItemFileError, check_items, read_items, write_items
-from store.writer import insert_rows
+from store.estimates.import_items import ItemFileError, check_items, read_items, write_items
+from store.results.writer import insert_rows
 from tests.store.helpers import row
 
 CSV = 'model,dataset,item_id,score,response,prediction,gold\nm,ds,1,1,"Answer: B\nbecause",B,B\nm,ds,2,0.25,,,\n'

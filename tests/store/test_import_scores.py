@@ -44,6 +44,7 @@ def test_imported_scores_count_as_dataset_scores(db, tmp_path, capsys):
     assert task[0] == pytest.approx(75.25) and task[1] == pytest.approx(2 / 3)
 
 
+@pytest.mark.slow
 def test_item_rows_win_unless_override(db, tmp_path):
     con = duckdb.connect(str(db))
     metric(con, "sst2")
@@ -57,7 +58,7 @@ def test_item_rows_win_unless_override(db, tmp_path):
 
 
 def test_header_order_bom_and_a_suite_file_path(db, tmp_path):
-    from benchmark.suite import SUITES_DIR
+    from benchmark.suites.suite import SUITES_DIR
 
     text = "\ufeffscore,Model,dataset\n12,m,c3\n"
     assert run(db, tmp_path, text, suite=str(SUITES_DIR / "moodbench-reference.toml")) == 0
@@ -96,6 +97,7 @@ def test_unknown_suite_and_missing_file(db, tmp_path, capsys):
     assert main(["import-scores", "--suite", "moodbench"]) == 2  # argparse usage error, no traceback
 
 
+@pytest.mark.slow
 def test_a_rejected_file_leaves_the_database_as_it_was(tmp_path, capsys):
     """It loaded the suite anyway (after which `report` asked for --suite)."""
     db = tmp_path / "fresh.duckdb"
@@ -122,6 +124,7 @@ def test_imported_scores_leave_the_files_intervals_fresh(db, tmp_path):
     assert query(db, "SELECT count(*) FROM leaderboard WHERE ci_low IS NULL") == [(0,)]
 
 
+@pytest.mark.slow
 def test_the_file_is_read_as_a_stream(db, tmp_path, monkeypatch):
     """A bad last line of a long file is found with memory for a chunk of rows, not for the file."""
     monkeypatch.setattr(import_scores_module, "CHUNK_ROWS", 500, raising=False)

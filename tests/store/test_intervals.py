@@ -1,4 +1,4 @@
-"""Bootstrap intervals (store/bootstrap.py): point estimates, pairing, widths, the veto, ranks."""
+"""Bootstrap intervals (store/hierarchy/bootstrap.py): point estimates, pairing, widths, the veto, ranks."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from benchmark.suite import parse_suite
-from store.bootstrap import build_replicates, compute_intervals, drop_replicates, refresh_intervals, resample_counts
+from benchmark.suites.suite import parse_suite
+from store.hierarchy.bootstrap import build_replicates, compute_intervals, drop_replicates, refresh_intervals, resample_counts
 from tests.store.test_views_property import close, data_for, externals, load, suites
 from tests.store.test_views_property import con as prop_con  # noqa: F401 (a fixture)
 from tests.store.test_views_support import flat_suite, items, load_toml, make_db, metric, one
@@ -63,6 +63,7 @@ def _assert_point_replicate_equals_views(con) -> None:
 @settings(max_examples=int(os.environ.get("BOOTSTRAP_PROPERTY_EXAMPLES", "8")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text=suites(), data=data_for, ext=externals)
+@pytest.mark.slow
 def test_identity_replicate_equals_the_views_on_random_hierarchies(prop_con, text, data, ext):  # noqa: F811
     """Replicate -1 (every item once) goes through the replicate path; it must give the views' numbers."""
     suite = parse_suite(tomllib.loads(text), "rand.toml")
@@ -148,6 +149,7 @@ def test_veto_probability_on_a_hand_made_case(con, tmp_path):
     assert vetoed and abs(p_veto - 0.75) < 0.03
 
 
+@pytest.mark.slow
 def test_rank_ranges(con, tmp_path):
     load_toml(con, tmp_path, flat_suite({"a": (1, ["d1"])}))
     metric(con, "d1")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from benchmark.judges import rubric_for
-from store import judgements as J
+from benchmark.adapters.judges import rubric_for
+from store.side import judgements as J
 from store.db import connect
-from store.writer import insert_rows
+from store.results.writer import insert_rows
 from tests.store.helpers import NOW, row
 
 RUBRIC = rubric_for("lcsts")
@@ -73,8 +73,8 @@ def test_upsert_replaces_and_adds_attempts(con):
 
 
 def _suite(con):
-    from benchmark.suite import load_suite
-    from store.suite_tables import load_suite_tables
+    from benchmark.suites.suite import load_suite
+    from store.hierarchy.suite_tables import load_suite_tables
 
     load_suite_tables(con, load_suite("moodbench"))
 

@@ -1,6 +1,6 @@
-from store import resume
+from store.results import resume
 from store.db import connect
-from store.writer import insert_rows
+from store.results.writer import insert_rows
 from tests.store.helpers import row
 
 

@@ -10,8 +10,11 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from store import compactbench, extractions, judgements, writer
-from store.views import ensure_views
+from store.side import compactbench
+from store.side import extractions
+from store.side import judgements
+from store.results import writer
+from store.hierarchy.views import ensure_views
 
 # DuckDB's type names for the Arrow types the writers use.
 DUCK = {pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.float64(): "DOUBLE",

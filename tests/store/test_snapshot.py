@@ -88,7 +88,7 @@ def _contents(path, tables=("results", "runs", "judgements")):
 
 
 def test_a_refresh_brings_in_what_changed_as_a_whole_copy_would(tmp_path):
-    from store.writer import RESULT_KEY, insert_rows
+    from store.results.writer import RESULT_KEY, insert_rows
     from tests.store.helpers import row
 
     db = tmp_path / "r.duckdb"
@@ -114,7 +114,7 @@ def test_a_refresh_brings_in_what_changed_as_a_whole_copy_would(tmp_path):
 
 
 def test_a_key_missed_by_the_journal_is_not_invented_and_a_new_table_forces_a_whole_copy(tmp_path):
-    from store.writer import RESULT_KEY, insert_rows
+    from store.results.writer import RESULT_KEY, insert_rows
     from tests.store.helpers import row
 
     db = tmp_path / "r.duckdb"
@@ -131,7 +131,7 @@ def test_a_key_missed_by_the_journal_is_not_invented_and_a_new_table_forces_a_wh
 
 
 def test_the_journal_takes_each_flushed_key_once_and_starts_empty_again():
-    from store.writer import RESULT_KEY
+    from store.results.writer import RESULT_KEY
     from tests.store.helpers import row
 
     class W:

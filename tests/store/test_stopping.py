@@ -1,4 +1,4 @@
-"""The stopping rule and the rounds' allocation of `sweep --until-stable` (store/stopping.py), by hand."""
+"""The stopping rule and the rounds' allocation of `sweep --until-stable` (store/stats/stopping.py), by hand."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from store.estimator import Z95, Estimate
-from store.stopping import allocate, rank_of, round_budget, settled, spread, standing
+from store.stats.estimator import Z95, Estimate
+from store.stats.stopping import allocate, rank_of, round_budget, settled, spread, standing
 
 
 def est(value: float, half: float, n: int = 30, total: int = 300) -> Estimate:

@@ -1,4 +1,4 @@
-"""Unread answers beside every score (store/unparsed.sql, dataset_scores.unparsed_share) and in `report`,
+"""Unread answers beside every score (store/hierarchy/unparsed.sql, dataset_scores.unparsed_share) and in `report`,
 on a hand-made DuckDB file with hand-computed values."""
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ def test_share_in_dataset_scores_and_per_model(db):
     assert per_model["m3"][3:] == [0, 1]
 
 
+@pytest.mark.slow
 def test_report_shows_the_share_and_warns(db, tmp_path, capsys):
     db.close()
     path = str(tmp_path / "results.duckdb")

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmark.suite import Suite, parse_suite
-from store.suite_tables import insert_rows, load_suite_tables
-from store.views import ensure_views
+from benchmark.suites.suite import Suite, parse_suite
+from store.hierarchy.suite_tables import insert_rows, load_suite_tables
+from store.hierarchy.views import ensure_views
 
 POOL = [f"d{i}" for i in range(6)]
 WEIGHTS = st.sampled_from([0.5, 1, 2, 3])
@@ -217,6 +217,7 @@ def con():
 @settings(max_examples=int(os.environ.get("VIEWS_PROPERTY_EXAMPLES", 40)), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text=suites(), data=data_for, ext=externals)
+@pytest.mark.slow
 def test_views_match_the_python_algorithms(con, text, data, ext):
     suite = parse_suite(tomllib.loads(text), "rand.toml")
     data = {k: v for k, v in data.items() if v}  # an empty list means no rows

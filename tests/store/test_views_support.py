@@ -8,9 +8,9 @@ from pathlib import Path
 
 import duckdb
 
-from benchmark.suite import Suite, load_suite
-from store.suite_tables import load_suite_tables
-from store.views import ensure_views
+from benchmark.suites.suite import Suite, load_suite
+from store.hierarchy.suite_tables import load_suite_tables
+from store.hierarchy.views import ensure_views
 
 
 def make_db(tmp_path: Path, name: str = "results.duckdb") -> duckdb.DuckDBPyConnection:

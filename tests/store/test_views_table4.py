@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.suite import load_suite
+from benchmark.suites.suite import load_suite
 from store.import_scores import import_scores
 from tests.store.test_views_support import flat_suite, load_toml, make_db, metric, scored
 
@@ -59,6 +59,7 @@ def _check(con, suite: str) -> None:
             assert total == pytest.approx(float(overall), abs=0.01)
 
 
+@pytest.mark.slow
 def test_table4_through_the_real_moodbench_suite_and_import(tmp_path):
     """Every dataset of an ability gets the ability's score, so every layer reproduces it."""
     con = make_db(tmp_path)

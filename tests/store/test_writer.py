@@ -1,7 +1,7 @@
 import anyio
 
 from store.db import connect
-from store.writer import Writer, insert_rows
+from store.results.writer import Writer, insert_rows
 from tests.store.helpers import row
 
 

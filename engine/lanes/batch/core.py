@@ -29,14 +29,14 @@ import anyio
 import duckdb
 
 from engine.lanes.batch.requests import Chunker, too_large
-from engine.config import ModelConfig
+from engine.config.models import ModelConfig
 from engine.run.progress import Progress, log
 from engine.run.context import Budget
 from providers.base import ChatResult
-from providers.batch import FAILED, TERMINAL, BatchAPI, BatchRequest, BatchStatus, LostCreate
+from providers.batch.core import FAILED, TERMINAL, BatchAPI, BatchRequest, BatchStatus, LostCreate
 from providers.errors import ErrorClass, ProviderError, Unreachable
-from store import batches as store
-from store.batches import AnswerKey, ItemKey
+from store.side import batches as store
+from store.side.batches import AnswerKey, ItemKey
 
 MAX_ROUNDS = 3  # batches a job may go through in one run before its failure is stored
 SUBMIT_TRIES = 3  # create attempts per batch (each preceded by a look-up of its label)

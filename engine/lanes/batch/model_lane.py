@@ -22,7 +22,7 @@ from benchmark.dataset import stable_hash
 from engine.lanes.batch import core as batch_core
 from engine.lanes.batch.core import BatchCore, Key, Open, Reopened
 from engine.lanes.batch.requests import custom_id, item_key
-from engine.config import ModelConfig
+from engine.config.models import ModelConfig
 from engine.run.generation import ProviderSet
 from engine.lanes.work import PlannedDataset, Work
 from engine.run.progress import Progress
@@ -30,15 +30,15 @@ from engine.run.context import RunContext
 from engine.lanes.model_lane import ModelLane, Stamps, answer_row, estimate_cost
 from engine.run.context import Budget
 from providers.base import ChatResult
-from providers.batch import BatchAPI, BatchRequest
+from providers.batch.core import BatchAPI, BatchRequest
 from providers.errors import ProviderError
-from store import batches as store
-from store.batches import ItemKey
-from store.writer import ResultRow
+from store.side import batches as store
+from store.side.batches import ItemKey
+from store.results.writer import ResultRow
 
 
 class Answers(Protocol):
-    """The results writer (store.writer.Writer, or engine.lanes.side_lane.Tee in front of it)."""
+    """The results writer (store.results.writer.Writer, or engine.lanes.side_lane.Tee in front of it)."""
 
     async def put(self, row: ResultRow) -> None: ...
 

@@ -12,8 +12,8 @@ from typing import Generic, TypeVar
 
 from engine.run.generation import ProviderSet
 from engine.lanes.work import Work
-from providers.batch import BatchAPI, BatchRequest
-from store.batches import AnswerKey, ItemKey
+from providers.batch.core import BatchAPI, BatchRequest
+from store.side.batches import AnswerKey, ItemKey
 
 J = TypeVar("J")
 

@@ -28,20 +28,20 @@ from benchmark.dataset import stable_hash
 from engine.lanes.batch import core as batch_core
 from engine.lanes.batch.core import BatchCore, Key, Open, Reopened
 from engine.lanes.batch.requests import question_id
-from engine.config import ModelConfig, base_url, public_url
+from engine.config.models import ModelConfig, base_url, public_url
 from engine.run.progress import Progress
 from engine.lanes.side_lane import Question, SideLane
 from engine.run.workers import run_workers
 from providers.base import ChatResult
-from providers.batch import BatchRequest
+from providers.batch.core import BatchRequest
 from providers.errors import ProviderError
-from store.batches import AnswerKey
+from store.side.batches import AnswerKey
 
 
 class SideBatch:
     """The BatchClient (engine/lanes/batch/core.py) of a side lane whose helper says ``batch = true``.
 
-    ``lane``: 'judge' or 'extractor' (store/batches.py); ``adapter``: one of the helper's synchronous
+    ``lane``: 'judge' or 'extractor' (store/side/batches.py); ``adapter``: one of the helper's synchronous
     adapters (each request carries its own body, so one batch API serves all of them); ``plans``: whether
     this run plans an answer (an open batch carrying others is left for a run that does)."""
 

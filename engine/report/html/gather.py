@@ -2,7 +2,7 @@
 
 `gather(con, suite)` returns one JSON-able dict; engine/report/html/page.py puts it in the
 page and engine/report/serve.py sends it as /api/report. Nothing here computes a score:
-every number comes from store/views.sql (and the interval columns or view when
+every number comes from store/hierarchy/views.sql (and the interval columns or view when
 the database has them), this module only collects them.
 """
 
@@ -43,7 +43,7 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
                           "WHERE suite = ? AND version = ? ORDER BY position", suite)
     abilities.sort(key=lambda a: a["id"] == meta["gate"])  # Table 4: the total's abilities, then the gate
     # All on this one connection: the views a report reads are this version's TEMP views over the file
-    # (store/views.py:shadow_views), which a cursor (another connection) would not see. DuckDB runs
+    # (store/hierarchy/views.py:shadow_views), which a cursor (another connection) would not see. DuckDB runs
     # each query on every core anyway; side by side in threads they were no faster on 2 cores.
     board = rows(con, "SELECT * FROM leaderboard WHERE suite = ? AND version = ? "
                       "ORDER BY rank NULLS LAST, raw_total DESC NULLS LAST, model", suite)
@@ -95,7 +95,7 @@ def node_scores(con: duckdb.DuckDBPyConnection, suite: tuple[str, str]) -> dict[
 
 
 def estimates(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, dict]]:
-    """model -> dataset -> {n, n_total, method} of the fresh estimates (store/estimates.sql), for the tree."""
+    """model -> dataset -> {n, n_total, method} of the fresh estimates (store/estimates/estimates.sql), for the tree."""
     if not relation_exists(con, "dataset_estimates"):
         return {}
     out: dict[str, dict[str, dict]] = {}
@@ -105,7 +105,7 @@ def estimates(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, dict]]:
 
 
 def attach_bounds(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], scores: dict) -> None:
-    """Each node's 95% bounds, straight from the table behind the `intervals` view (store/bootstrap.py):
+    """Each node's 95% bounds, straight from the table behind the `intervals` view (store/hierarchy/bootstrap.py):
     the view would recompute every layer's scores again, doubling the report's time. Called only
     when the leaderboard shows bounds, i.e. they were computed from the results as they are now."""
     if not relation_exists(con, "interval_bounds"):

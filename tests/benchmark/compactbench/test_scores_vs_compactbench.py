@@ -19,8 +19,8 @@ from benchmark.compactbench.plan import PlannedCase, plan_cases
 from benchmark.compactbench.scoring import SCORER_VERSION, score_item
 from benchmark.compactbench.templates import load_template_set
 from benchmark.compactbench.tokens import artifact_tokens
-from store import compactbench as cbstore
-from store.compactbench import ItemRow, StepRow
+from store.side import compactbench as cbstore
+from store.side.compactbench import ItemRow, StepRow
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DRIFT = 2
@@ -147,6 +147,7 @@ def _kinds(reasons: list[str]) -> set[str]:
     return {r.split()[0].split("_")[0] for r in reasons if r}
 
 
+@pytest.mark.slow
 def test_views_equal_compactbench_010(cb, benchmarks, monkeypatch):
     cases, data = _fixture(benchmarks, COMPAT)
     con = duckdb.connect()

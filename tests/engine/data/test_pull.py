@@ -24,8 +24,8 @@ import pytest
 from aiohttp import web
 
 from benchmark import sources
-from benchmark.suite import load_suite
-from engine.data import fetch
+from benchmark.suites.suite import load_suite
+from engine.data import fetch, files
 from engine.cli import main
 
 EQ60 = "moodbench/values/mental_health/liangbiao/data/meq/EQ-60共情商量表-中文.json"
@@ -348,7 +348,7 @@ files = [{{ source = "bbq", path = "not/there.csv", optional = true }}]
     assert (data / "feedback/data/general/Age.jsonl").read_bytes() == age
     assert (data / "feedback/persona/u1.json").read_bytes() == persona
     assert not (data / "feedback/README.md").exists()
-    lock = json.loads((data / fetch.LOCK_NAME).read_text())
+    lock = json.loads((data / files.LOCK_NAME).read_text())
     assert lock["files"]["bbq/analysis_scripts/additional_metadata.csv"]["sha256"] == hashlib.sha256(bbq).hexdigest()
     assert next(iter(lock["listings"].values()))["revision"] == "main"
 

@@ -13,20 +13,23 @@ import orjson
 import pytest
 
 from benchmark import registry
-from benchmark.judges import rubric_for
+from benchmark.adapters.judges import rubric_for
 from engine.lanes.batch import core as batch_core
-from engine.config import load_models
+from engine.config.load import load_models
 from engine.lanes.judge import JudgeLane, JudgePlan
 from engine.run.context import RunContext
 from engine.lanes.work import PlannedDataset
 from engine.run.progress import Progress
 from providers.base import ChatResult
-from providers.batch import EXPIRED
-from store import batches
+from providers.batch.core import EXPIRED
+from store.side import batches
 from store.db import connect
-from store.writer import insert_rows
+from store.results.writer import insert_rows
 from tests.engine.batch_fakes import Crash, FakeBatchAPI, permanent, survives, transient
 from tests.store.helpers import row
+
+# Each test simulates a provider's batch API through whole runs: seconds each.
+pytestmark = pytest.mark.slow
 
 GOOD = '{"completeness": 5, "conciseness": 4, "faithfulness": 5, "fluency": 4, "reason": "fine"}'
 MODELS = """

@@ -12,18 +12,19 @@ from engine.lanes.batch import core as batch_core
 from engine.lanes.batch.core import MAX_ROUNDS
 from engine.lanes.batch.model_lane import BatchLane
 from engine.lanes.batch.requests import CUSTOM_ID, custom_id
-from engine.config import ModelConfig, Price
+from engine.config.models import ModelConfig, Price
 from engine.run.generation import ProviderSet
 from engine.lanes.work import pending_work
 from engine.run.progress import Progress
 from engine.lanes.model_lane import Stamps
 from engine.run.context import Budget
-from providers.batch import EXPIRED, FAILED
+from providers.batch.core import EXPIRED, FAILED
 from providers.errors import ErrorClass, ProviderError
-from store import batches, resume
-from store.batches import ItemKey
+from store.side import batches
+from store.results import resume
+from store.side.batches import ItemKey
 from store.db import connect
-from store.writer import Writer
+from store.results.writer import Writer
 from tests.engine.batch_fakes import (
     Crash,
     EchoDataset,
@@ -34,6 +35,9 @@ from tests.engine.batch_fakes import (
     survives,
     transient,
 )
+
+# Each test simulates a provider's batch API through whole runs: seconds each.
+pytestmark = pytest.mark.slow
 
 
 def model(**kw) -> ModelConfig:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from benchmark import registry
-from benchmark.judges import rubric_for
-from engine.config import load_models
+from benchmark.adapters.judges import rubric_for
+from engine.config.load import load_models
 from benchmark.errors import UserError
 from engine.lanes.judge import JudgeLane, JudgePlan, plan_judging
 from engine.lanes.side_lane import OverBudget

@@ -1,4 +1,4 @@
-"""The report, the HTML page and `compare` on a model whose dataset score is an estimate (store/views.sql)."""
+"""The report, the HTML page and `compare` on a model whose dataset score is an estimate (store/hierarchy/views.sql)."""
 
 from __future__ import annotations
 
@@ -52,6 +52,7 @@ def test_csv_has_the_flag_only_when_something_is_estimated(db, tmp_path, capsys)
     assert "estimated" not in capsys.readouterr().out.splitlines()[0]
 
 
+@pytest.mark.slow
 def test_drilldown_marks_each_estimated_node_and_names_the_estimate(db, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")  # a node's line unwrapped
     assert main(["report", "--db", str(db), "--model", "new"]) == 0

@@ -52,6 +52,7 @@ def read(path, form: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("form", ["parquet", "csv", "jsonl"])
+@pytest.mark.slow
 def test_every_table_and_view_row_for_row(db, tmp_path, capsys, form):
     before = hashlib.sha256(db.read_bytes()).hexdigest()
     out = tmp_path / "out" / form

@@ -71,6 +71,7 @@ def test_leaderboard_names_the_model_versions_the_api_reported(db, capsys):
     assert "better: answered by not reported" in out
 
 
+@pytest.mark.slow
 def test_drilldown_weakest_first_with_coverage(db, capsys):
     assert main(["report", str(db), "--suite", "mini", "--model", "good"]) == 0
     out = capsys.readouterr().out
@@ -83,6 +84,7 @@ def test_drilldown_weakest_first_with_coverage(db, capsys):
     assert "gate" in out and "difficulty weight 1" in out and "1/1 ok" in out
 
 
+@pytest.mark.slow
 def test_drilldown_of_a_vetoed_and_of_a_partial_model(db, capsys):
     assert main(["report", str(db), "--model", "unsafe"]) == 0
     assert "vetoed (gate 40.00 < 60): total 0, would-be 99.00" in capsys.readouterr().out
@@ -129,7 +131,7 @@ def test_constrained_models_are_named_under_the_leaderboard(db, capsys):
 def test_drilldown_shows_the_chance_baseline_beside_the_dataset_score(db, capsys, monkeypatch):
     import duckdb
 
-    from store import runs
+    from store.results import runs
 
     con = duckdb.connect(str(db))
     runs.record_baselines(con, "df1", chance=0.25, majority=0.3)  # ratio normalization: 25 on the 0-100 scale

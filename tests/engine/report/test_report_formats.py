@@ -150,6 +150,7 @@ def test_csv_is_full_precision(db, capsys):
     assert (tiny["rank"], tiny["vetoed"], float(tiny["unparsed"])) == ("", "true", 0.2)
 
 
+@pytest.mark.slow
 def test_drilldown_formats(db, capsys):
     assert main(["report", str(db), "--model", LONGER]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -169,6 +169,7 @@ def test_a_file_without_results_tables_is_one_line_that_does_not_send_to_report(
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.slow
 def test_serve_exits_130_on_a_signal_and_warns_on_every_interface(db, sig):
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", str(db), "--port", str(port), "--host",

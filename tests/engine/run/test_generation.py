@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmark import registry
-from engine.config import ModelConfig
+from engine.config.models import ModelConfig
 from engine.run.generation import ProviderSet, dataset_generation, prompt_budgets, request_stamp
 
 

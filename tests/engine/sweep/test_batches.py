@@ -9,9 +9,9 @@ import anyio
 from engine.lanes.batch import core as batch_core
 from engine.report.batch_lines import report_lines, table
 from engine.cli import main
-from providers.batch import BatchRequest
-from store import batches
-from store.batches import ItemKey
+from providers.batch.core import BatchRequest
+from store.side import batches
+from store.side.batches import ItemKey
 from store.db import connect
 from tests.engine.batch_fakes import FakeBatchAPI
 

@@ -140,6 +140,7 @@ def test_an_id_that_is_not_valid_unicode_exits_2(tmp_path, capsys):
     assert len(err) == 1 and f"{f} line 2:" in err[0] and "`id`" in err[0]
 
 
+@pytest.mark.slow
 def test_a_dead_extractor_is_given_up_every_line_written_and_exit_3(tmp_path):
     """The extractor's endpoint has the sweep's breaker: a dead one costs its patience once, not retries per line."""
     import socket

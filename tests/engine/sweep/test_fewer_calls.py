@@ -18,9 +18,9 @@ from benchmark.sampling import DEFAULT_SEED, seeded_sample
 from engine.cli import main
 from engine.sweep.sweep import SweepOptions, sweep
 from simulator.server import SimServerProcess
-from store import stopping
+from store.stats import stopping
 from store.db import connect
-from store.writer import insert_rows
+from store.results.writer import insert_rows
 from tests.engine.fakes import FakeDataset
 from tests.integration.helpers import query
 from tests.store.helpers import row
@@ -103,6 +103,7 @@ def test_fraction_asks_exactly_the_prefix_and_a_full_sweep_only_the_rest(setup):
                                    "WHERE model = 'new'") == [(80, 80)]
 
 
+@pytest.mark.slow
 def test_until_stable_stops_once_the_rank_is_settled_and_a_rerun_asks_nothing(setup):
     sim, models, tmp = setup
     store_others(tmp / "r.duckdb", [20, 45, 50, 75, 80, 90])  # a gap where "new" (about 60) falls
@@ -119,6 +120,7 @@ def test_until_stable_stops_once_the_rank_is_settled_and_a_rerun_asks_nothing(se
     assert sim.stats()["by_model"] == {}  # settled by what is stored: the rerun asks nothing
 
 
+@pytest.mark.slow
 def test_until_stable_rounds_stop_each_model_on_its_own(setup):
     sim, models, tmp = setup
     models.write_text(models.read_text() + models.read_text().replace('"new"', '"top"'))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from benchmark import registry
-from engine.config import ModelConfig, public_url
+from engine.config.models import ModelConfig, public_url
 from engine.sweep.identity import (
     derivation,
     describe_change,
@@ -84,7 +84,7 @@ def test_what_a_loopback_server_serves_is_identity_and_unknown_is_no_change():
 
 
 def test_served_model_reads_props_then_the_model_list(monkeypatch):
-    from engine.sweep import local_server
+    from engine.run import local_server
 
     answers = {"http://127.0.0.1:5/props": {"model_path": "/w/SmolLM2.Q4.gguf", "model_alias": "smol"},
                "http://127.0.0.1:6/v1/models": {"data": [{"id": "b"}, {"id": "a"}]}}

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 import duckdb
+import pytest
 from msgspec.structs import replace
 
 from benchmark.dataset import DatasetBase, Item, Message, MetricSpec, Scored
 from engine.sweep.rescore import Tally, rescore_dataset
 from store.db import connect
-from store.writer import insert_rows
+from store.results.writer import insert_rows
 from tests.store.helpers import row
 
 
@@ -118,6 +119,7 @@ def test_a_stored_model_reading_of_the_same_answer_is_kept(tmp_path):
     assert got["i3"] == (None, 0.0, None)  # the reading was of another text
 
 
+@pytest.mark.slow
 def test_worker_processes_write_what_scoring_in_this_process_writes(tmp_path):
     """`rescore --workers 2` scores pages in spawned processes: the stored rows and the tally are the same."""
     import shutil
@@ -127,7 +129,7 @@ def test_worker_processes_write_what_scoring_in_this_process_writes(tmp_path):
     from engine.sweep.plan import load_dataset
     from engine.sweep.rescore import RescoreOptions, rescore
     from store.db import connect
-    from store.writer import ResultRow, insert_rows
+    from store.results.writer import ResultRow, insert_rows
     from tests.benchmark.realdata import need
     from tests.conftest import DATA_DIR
 
@@ -160,7 +162,7 @@ def test_worker_processes_write_what_scoring_in_this_process_writes(tmp_path):
     finally:
         a.close()
         b.close()
-    from store.bootstrap import compute_intervals
+    from store.hierarchy.bootstrap import compute_intervals
 
     con = connect(one)
     try:  # the file's intervals were refreshed by the rescore: nothing left to recompute
@@ -184,7 +186,8 @@ def test_imported_rows_are_not_read_again(tmp_path):
 
 
 def test_runs_a_killed_process_left_running_are_marked_interrupted_by_the_next_rescore(tmp_path):
-    from store import history, runs
+    from store.results import history
+    from store.results import runs
 
     from engine.sweep.rescore import RescoreOptions, rescore
 

@@ -1,0 +1,58 @@
+"""Seeded draws of the bootstrap (store/hierarchy/bootstrap.py), the same on every machine.
+
+    resample_counts(seed, dataset, ids_md5, n, replicates)   the items each replicate draws
+    estimate_draws(seed, model, dataset, estimate, ci_low, ci_high, replicates)
+                                                             an estimated score in each replicate
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+Z95 = 1.959963984540054  # the standard normal's 97.5 % quantile
+
+
+def resample_counts(seed: int, dataset: str, ids_md5: str, n: int, replicates: int) -> np.ndarray:
+    """(replicates x n) how often each item (in sorted id order) is drawn in each replicate.
+
+    Draw j of replicate r picks item floor(h * n / 2^32), h the high 32 bits of
+    splitmix64(base + r * n + j), base a hash of (seed, dataset, the sorted ids).
+    """
+    base = int.from_bytes(hashlib.blake2b(f"{seed}\n{dataset}\n{ids_md5}".encode(), digest_size=8).digest(),
+                          "little")
+    draws = np.arange(replicates * n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        picked = ((_splitmix64(draws + np.uint64(base)) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32)
+    flat = picked.astype(np.int64).reshape(replicates, n) + (np.arange(replicates, dtype=np.int64) * n)[:, None]
+    return np.bincount(flat.ravel(), minlength=replicates * n).reshape(replicates, n)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def estimate_draws(seed: int, model: str, dataset: str, estimate: float, ci_low: float, ci_high: float,
+                   replicates: int) -> np.ndarray:
+    """An estimated dataset score (store/estimates/scores.py) in each of `replicates` replicates.
+
+    A split normal at the estimate: below it with sd (estimate - ci_low) / Z95, above it with
+    sd (ci_high - estimate) / Z95, so its 2.5 % and 97.5 % quantiles are the estimate's own 95 %
+    interval, also where that is not symmetric (a Wilson floor, a bound held at 0 or 100). Kept
+    within 0-100. Replicate r's draw depends only on (seed, model, dataset, r): independent of the
+    item draws, the same for any number of replicates up to r.
+    """
+    base = int.from_bytes(hashlib.blake2b(f"{seed}\n{model}\n{dataset}\nestimate".encode(),
+                                          digest_size=8).digest(), "little")
+    counter = np.arange(2 * replicates, dtype=np.uint64).reshape(replicates, 2)
+    with np.errstate(over="ignore"):
+        bits = _splitmix64(counter + np.uint64(base)) >> np.uint64(11)  # 53 bits
+    u = (bits.astype(np.float64) + 0.5) / 2.0**53  # in (0, 1): the logarithm below is finite
+    z = np.sqrt(-2 * np.log(u[:, 0])) * np.cos(2 * np.pi * u[:, 1])  # Box-Muller
+    sd = np.where(z < 0, estimate - ci_low, ci_high - estimate) / Z95
+    return np.clip(estimate + z * sd, 0.0, 100.0)
