@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.fake_vllm import write_executable
+from tests.conftest import alone
 
 ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
@@ -56,6 +57,13 @@ class LocalCluster:
         or KubeRay would bring one."""
         self.cluster.remove_node(self.worker, allow_graceful=False)
         self.worker = self.cluster.add_node(**WORKER)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cluster_alone() -> Iterator[None]:
+    """The cluster's tests watch deadlines and rates: no other worker's test runs beside them."""
+    with alone():
+        yield
 
 
 @pytest.fixture(scope="module")
