@@ -12,6 +12,9 @@ are checked before any call (engine/sweep/sweep.py:stamp_run), the units are que
   so replicas balance themselves); what is stored is read again at each hand-out, so a unit's next
   attempt skips what its earlier attempt landed;
 - ingest the landed files every POLL_S (rows, and the file's name, in one transaction);
+- every ready host is pinged every PING_S; one silent for SILENT_S (its node lost, and Ray not yet saying
+  so: with Ray's default health checks that takes 15 s and more, and a call to it may never return) is
+  taken for lost with the units it runs;
 - a unit whose host died (its node lost, its server exited) is recorded `lost`, the host replaced and
   the unit queued again, up to MAX_ATTEMPTS; then its pending items are stored as errors (a rerun retries
   them): never a hang. A model whose hosts cannot be placed within placement.PLACEMENT_S (no node has its
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import time
 import uuid
 from collections import Counter, deque
@@ -60,6 +64,9 @@ from store import resume
 from store.writer import insert_rows
 
 PROGRESS_EVERY_S = 10.0
+PING_S = 2.0  # a ready host is pinged this often
+# Seconds a host may leave a ping unanswered before it is taken for lost (its units are handed out again).
+SILENT_S = float(os.environ.get("ENGINE_CLUSTER_SILENT_S", "30"))
 
 
 # engine/sweep/sweep.py:judge_stored, handed in by the command line (importing the whole sweep here would
@@ -138,8 +145,10 @@ class Driver:
             # A model none of whose hosts could be placed has no server to say who answers: it is left out.
             self.served = msgspec.structs.replace(self.cfg, models=[self._served(m) for m in self.cfg.models
                                                                     if m.name not in self.pool.gone])
+            # Who answers, asked by each model's host on its node (127.0.0.1 here is the driver's machine).
+            asked = {m.name: hs[0].facts.served for m in self.served.models if (hs := self.pool.ready[m.name])}
             self.stamps = stamp_run(self.con, opts=opts, cfg=self.served, planned=plan.planned,
-                                    suite_version=plan.suite.version, run_id=self.run_id)
+                                    suite_version=plan.suite.version, run_id=self.run_id, served=asked)
             self._queue_units(self.served)
             record = StoredRun(self.con, self.run_id, command=str(opts.models_path), engine_version=ENGINE_VERSION,
                                suite=plan.suite.name, suite_version=plan.suite.version)
@@ -207,6 +216,7 @@ class Driver:
                 else:
                     self._unit_ended(ref)
             self.pool.check_deadlines()
+            self._heartbeat()
             if time.monotonic() - last > PROGRESS_EVERY_S:
                 last = time.monotonic()
                 self._progress_line()
@@ -258,20 +268,49 @@ class Driver:
         if out.unreachable:
             self.pool.give_up(name, "its endpoint could not be reached (see the breaker's lines above)")
 
-    def _unit_lost(self, host: Host, unit: Unit, e: BaseException) -> None:
+    def _heartbeat(self) -> None:
+        """Ping every ready host; one whose ping failed, or went unanswered for SILENT_S, is lost."""
+        now = time.monotonic()
+        for name, hosts in self.pool.ready.items():
+            for host in list(hosts):
+                if host.ping is None:
+                    if now - host.pinged >= PING_S:
+                        host.ping, host.pinged = host.actor.ping.remote(), now
+                elif self.ray.wait([host.ping], timeout=0)[0]:
+                    try:
+                        self.ray.get(host.ping)
+                        host.ping = None
+                    except Exception as e:  # noqa: BLE001 - the actor or its node is gone
+                        self._host_lost(host, name, first_line(e))
+                elif now - host.pinged > SILENT_S:
+                    self._host_lost(host, name, f"no answer to a ping for {SILENT_S:g} s")
+
+    def _host_lost(self, host: Host, name: str, why: str) -> None:
+        """The host and the units it runs are lost (their calls are abandoned: the actor is killed)."""
+        mine = [ref for ref, (h, _unit) in self.inflight.items() if h is host]
+        for ref in mine:
+            _host, unit = self.inflight.pop(ref)
+            host.busy -= 1
+            with contextlib.suppress(Exception):
+                self.ray.cancel(ref)
+            self._unit_lost(host, unit, why, actor_gone=True)
+        self.pool.replace(host, name)  # once: a no-op when a lost unit replaced it
+
+    def _unit_lost(self, host: Host, unit: Unit, e: BaseException | str, *, actor_gone: bool = False) -> None:
         name, ds = unit.model, unit.planned.id
-        actor_gone = isinstance(e, self.ray.exceptions.RayActorError) or "ServerDied" in type(e).__name__ or (
-            "ServerDied" in str(e))
+        why = e if isinstance(e, str) else first_line(e)
+        actor_gone = actor_gone or isinstance(e, self.ray.exceptions.RayActorError) or (
+            "ServerDied" in type(e).__name__ or "ServerDied" in str(e))
         if actor_gone:
             self.pool.replace(host, name)
         self._ingest()
         if unit.attempt >= MAX_ATTEMPTS:
             units_table.unit_ended(self.con, self.run_id, name, ds, unit.attempt, "given_up")
-            self._store_as_errors(unit, f"cluster: unit {name}/{ds} lost {unit.attempt} times, last: {first_line(e)}")
+            self._store_as_errors(unit, f"cluster: unit {name}/{ds} lost {unit.attempt} times, last: {why}")
             self.units_done += 1
             return
         units_table.unit_ended(self.con, self.run_id, name, ds, unit.attempt, "lost")
-        log(f"{name}/{ds}: attempt {unit.attempt} lost on node {host.facts.node_id[:8]} ({first_line(e)}); "
+        log(f"{name}/{ds}: attempt {unit.attempt} lost on node {host.facts.node_id[:8]} ({why}); "
             "queued again", quiet=self.opts.quiet)
         self.queues[name].appendleft(Unit(model=name, planned=unit.planned, attempt=unit.attempt + 1))
 
@@ -311,6 +350,8 @@ class Driver:
 
     def _stop_everything(self) -> None:
         self.pool.stop_all()
+        for tmp in self.landing.glob("*.tmp"):  # a write its host did not finish (killed): never whole
+            tmp.unlink(missing_ok=True)
         for keeper in self.keepers.values():
             with contextlib.suppress(Exception):
                 self.ray.kill(keeper, no_restart=True)

@@ -42,8 +42,9 @@ pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[clust
 # runs the issue's 6 x 50).
 DATASETS = ("copa", "wsc", "rte")
 LIMIT = 20
-# m_worker's latency: its units still run when the loss test kills its node at 40% of its requests.
-WORKER_LATENCY_MS = 150
+# m_worker's latency (max_concurrency 4): its units still run when the loss test kills its node at 40% of its
+# requests (the issue's case: 250 ms).
+WORKER_LATENCY_MS = 250
 SEED = 20250826
 # Every column but run ids and timings.
 COLUMNS = ("model, dataset, item_id, sample, status, error_class, error, attempts, response, prediction, gold, score, "
@@ -208,21 +209,28 @@ def test_the_same_command_after_ctrl_c_equals_the_single_process_sweep(interrupt
 
 
 def test_losing_the_worker_node_and_the_rate_keeper_loses_nothing(sim, ray_cluster, baseline, tmp_path):
+    """The worker node SIGKILLed while m_worker's units run there (Ray's default failure detection: it may
+    take Ray 15 s and more to declare the node dead), an identical node joining 2 s later: the lost units
+    are recorded `lost`, run again on the new node, and the rows equal one process's."""
     models, one = baseline
     db = tmp_path / "loss.duckdb"
     sim.reset()
     proc = _driver(_sweep_args(models, db, "--cluster", ray_cluster.address))
     try:
         _wait(lambda: sim.stats()["by_model"].get("m_worker", 0) >= 0.4 * len(DATASETS) * LIMIT, proc)
-        ray_cluster.kill_worker()
+        lost_node = ray_cluster.worker.node_id
+        ray_cluster.kill_worker(back_after_s=2.0)
         _crash_rate_keeper(ray_cluster)  # the lost units' next attempts book through its successor
-        _, err = proc.communicate(timeout=150)
+        _, err = proc.communicate(timeout=120)  # a hang fails here
     finally:
         proc.kill()
     assert proc.returncode == 0, err[-3000:]
     _assert_equal(db, one)
-    statuses = _rows(db, "SELECT model, status, count(*) FROM cluster_units GROUP BY ALL")
-    assert any(m in ("m_worker", "m_vllm") and s == "lost" for m, s, _ in statuses), statuses
+    units = _rows(db, "SELECT model, dataset, attempt, node_id, status FROM cluster_units WHERE model = 'm_worker'")
+    lost = {(d, a) for _m, d, a, node, s in units if s == "lost" and node == lost_node}
+    assert lost, units
+    again = {(d, a - 1) for _m, d, a, node, s in units if s == "done" and node == ray_cluster.worker.node_id}
+    assert lost <= again, units  # each lost unit's next attempt ran on the replacement node
 
 
 def test_driver_killed_then_rerun_asks_nothing_landed_again(sim, ray_cluster, baseline, tmp_path):
