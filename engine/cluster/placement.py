@@ -143,7 +143,7 @@ class HostPool:
                 if not self.ready[name] and name not in self.gone:
                     m = self.models[name]
                     asks = [*([f"gpus = {m.gpus}"] if m.gpus else []),
-                            *([f"ray_resources = {m.ray_resources}"] if m.ray_resources else [])]
+                            *([f"ray_resources = {_toml(m.ray_resources)}"] if m.ray_resources else [])]
                     needs = ", ".join(asks) or "a node"
                     self.give_up(name, f"no node could place its host within {PLACEMENT_S:g} s (needs {needs})")
             elif not pending.placed and now - pending.asked > REPLACE_S * pending.tries:
@@ -196,6 +196,11 @@ def head_node(ray: Any) -> str:
         if node.get("Alive") and "node:__internal_head__" in node.get("Resources", {}):
             return str(node["NodeID"])
     return str(ray.get_runtime_context().get_node_id())
+
+
+def _toml(table: dict[str, float]) -> str:
+    """{'worker': 1.0} as models.toml spells it: { worker = 1 }."""
+    return "{ " + ", ".join(f"{k} = {v:g}" for k, v in table.items()) + " }"
 
 
 def first_line(e: BaseException) -> str:

@@ -30,7 +30,8 @@ from benchmark import registry
 from engine.sweep.plan import load_dataset
 from simulator.core import fingerprint
 from simulator.server import SimServerProcess
-from tests.cluster.conftest import ROOT, LocalCluster
+from tests.cluster import faults
+from tests.cluster.conftest import ROOT, WORKER, LocalCluster
 from tests.cluster.fake_vllm import write_executable
 from tests.conftest import DATA_DIR
 from tests.integration.report_db import free_port
@@ -80,6 +81,7 @@ provider = "vllm"
 model = "stand-in/vllm-model"
 max_concurrency = 4
 gpus = 1
+serve_args = ["--latency-ms", "{WORKER_LATENCY_MS}"]
 """)
     return path
 
@@ -231,6 +233,26 @@ def test_losing_the_worker_node_and_the_rate_keeper_loses_nothing(sim, ray_clust
     assert lost, units
     again = {(d, a - 1) for _m, d, a, node, s in units if s == "done" and node == ray_cluster.worker.node_id}
     assert lost <= again, units  # each lost unit's next attempt ran on the replacement node
+
+
+def test_a_killed_host_process_and_a_killed_server_lose_nothing(sim, ray_cluster, baseline, tmp_path):
+    """SIGKILL to m_worker's host actor process alone and to m_vllm's model server process alone, while their
+    units run on the worker node (which lives on): both units lost, run again by new hosts, rows equal."""
+    models, one = baseline
+    db = tmp_path / "procs.duckdb"
+    sim.reset()
+    proc = _driver(_sweep_args(models, db, "--cluster", ray_cluster.address))
+    try:
+        _wait(lambda: sim.stats()["by_model"].get("m_worker", 0) >= 0.3 * len(DATASETS) * LIMIT, proc)
+        assert faults.kill(faults.host_pids(ray_cluster, serving=False)) == 1  # m_worker's host
+        assert faults.kill(faults.server_pids(ray_cluster)) == 1  # m_vllm's server
+        _, err = proc.communicate(timeout=90)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    _assert_equal(db, one)
+    lost = dict(_rows(db, "SELECT model, count(*) FROM cluster_units WHERE status = 'lost' GROUP BY 1"))
+    assert lost.get("m_worker", 0) >= 1 and lost.get("m_vllm", 0) >= 1, lost
 
 
 def test_driver_killed_then_rerun_asks_nothing_landed_again(sim, ray_cluster, baseline, tmp_path):
@@ -413,3 +435,32 @@ def test_one_command_gives_a_judged_and_read_result(ray_cluster, tmp_path):
     assert _rows(db, "SELECT status FROM cluster_units ORDER BY dataset") == [("done",), ("done",)]
     (score,), = _rows(db, "SELECT score FROM method_scores WHERE dataset = 'lcsts' AND method = 'judge_score'")
     assert score is not None  # the judge method scores, as on one machine
+
+
+def test_a_node_that_never_comes_back_gives_its_models_up_with_one_line(sim, ray_cluster, baseline, tmp_path):
+    """The worker node lost for good mid-unit: the models only it can hold are given up once their placement
+    time is over, one line each, and the sweep exits 3; the head's model is done; nothing hangs."""
+    models, _ = baseline
+    db = tmp_path / "gone.duckdb"
+    sim.reset()
+    proc = _driver(_sweep_args(models, db, "--cluster", ray_cluster.address), {"ENGINE_CLUSTER_PLACEMENT_S": "10"})
+    try:
+        _wait(lambda: sim.stats()["by_model"].get("m_worker", 0) >= 0.3 * len(DATASETS) * LIMIT, proc)
+        t0 = time.monotonic()
+        ray_cluster.cluster.remove_node(ray_cluster.worker, allow_graceful=False)
+        _, err = proc.communicate(timeout=90)
+        took = time.monotonic() - t0
+    finally:
+        proc.kill()
+        ray_cluster.worker = ray_cluster.cluster.add_node(**WORKER)
+    assert proc.returncode == 3, err[-3000:]
+    why = sorted(line for line in err.splitlines() if line.startswith("unreachable:"))
+    tail = "; its remaining items are not asked: run the same command again"
+    assert why == [f"unreachable: m_vllm: no node could place its host within 10 s (needs gpus = 1){tail}",
+                   f"unreachable: m_worker: no node could place its host within 10 s (needs ray_resources = "
+                   f"{{ worker = 1 }}){tail}"], err
+    assert took < 10 + 30  # the placement time after the loss, and the sweep's end
+    n = len(DATASETS) * LIMIT
+    counts = dict(_rows(db, "SELECT model, count(*) FILTER (WHERE status = 'ok') FROM results GROUP BY 1"))
+    assert counts["m_head"] == n and 0 < counts["m_worker"] < n, counts
+    assert _rows(db, "SELECT count(*) - count(DISTINCT (model, dataset, item_id, sample)) FROM results") == [(0,)]
