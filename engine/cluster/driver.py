@@ -42,6 +42,7 @@ import duckdb
 import msgspec
 
 from benchmark.errors import UserError
+from engine.cluster.budget import start_budget_keeper
 from engine.cluster.connect import connected, import_ray
 from engine.cluster.host import ModelHost
 from engine.cluster.limiter import keepers_ready, pool_shares, start_keepers
@@ -77,8 +78,6 @@ JudgeStored = Callable[[SweepPlan, ModelsFile, duckdb.DuckDBPyConnection], Sweep
 def sweep_on_cluster(opts: SweepOptions, address: str, judge_stored: JudgeStored) -> SweepResult:
     """``judge_stored``: the side lanes ([judge], [extractor]) over the stored answers, on this machine."""
     import_ray(address)  # without Ray: one line saying how to install it, before any planning
-    if opts.budget_usd is not None:
-        raise UserError("--budget is not available with --cluster yet: run it without --cluster")
     return run_sweep(opts, functools.partial(_on_cluster, address=address, judge_stored=judge_stored))
 
 
@@ -129,6 +128,8 @@ class Driver:
         self.progress = Progress(quiet=True)
         self.units_total = self.units_done = 0
         self.keepers: dict[str, Any] = {}
+        self.budget: Any = None  # the budget keeper actor, with --budget
+        self.budget_state: tuple[float, bool] | None = None  # (spent, stopped) as it last said
         self.pool = HostPool(ray, cfg, self.node_id, ModelHost)
         self.served = cfg  # the models as their hosts serve them, once they are up
 
@@ -139,7 +140,10 @@ class Driver:
         try:
             self.keepers = start_keepers(self.ray, self.cfg, self.run_id, self.node_id,
                                          lambda m: m.concurrency * m.replicas * UNITS_PER_HOST)
-            self.pool.start_all(self.keepers, pool_shares(self.cfg, lambda name: self.models[name].replicas))
+            if opts.budget_usd is not None:
+                self.budget = start_budget_keeper(self.ray, opts.budget_usd, self.node_id)
+            self.pool.start_all(self.keepers, pool_shares(self.cfg, lambda name: self.models[name].replicas),
+                                (self.budget, opts.budget_usd) if opts.budget_usd is not None else None)
             keepers_ready(self.ray, self.keepers)  # while the hosts start
             self.pool.wait_first()
             # A model none of whose hosts could be placed has no server to say who answers: it is left out.
@@ -166,7 +170,10 @@ class Driver:
                 raise
             finally:
                 self._ingest()
-            record.end("interrupted" if interrupted else "unreachable" if self.pool.gone else "complete")
+            self._check_budget()
+            stopped = self.budget_state is not None and self.budget_state[1]
+            record.end("interrupted" if interrupted else "unreachable" if self.pool.gone else
+                       "budget" if stopped else "complete")
             run_s = time.perf_counter() - t0
         finally:
             self._stop_everything()
@@ -175,8 +182,11 @@ class Driver:
         self._summary()
         errors = sum(c.errors for c in self.progress.counters.values())
         rows = sum(c.done - c.start_done for c in self.progress.counters.values())
-        return SweepResult(rows_written=rows, interrupted=interrupted, errors=errors, run_s=run_s,
-                           unreachable=sorted(self.pool.gone))
+        result = SweepResult(rows_written=rows, interrupted=interrupted, errors=errors, run_s=run_s,
+                             unreachable=sorted(self.pool.gone))
+        if self.budget_state is not None:
+            result.spent_usd, result.budget_reached = self.budget_state
+        return result
 
     def _served(self, m: ModelConfig) -> ModelConfig:
         """The model as its first host serves it (a started server's URL and window), for stamps and budgets."""
@@ -265,8 +275,20 @@ class Driver:
         self.units_done += 1
         units_table.unit_ended(self.con, self.run_id, name, ds, unit.attempt,
                                "unreachable" if out.unreachable else "done")
+        self._check_budget()
         if out.unreachable:
             self.pool.give_up(name, "its endpoint could not be reached (see the breaker's lines above)")
+
+    def _check_budget(self) -> None:
+        """With --budget: once the keeper says the cap is reached, no unit is handed out any more."""
+        if self.budget is None:
+            return
+        with contextlib.suppress(Exception):  # a keeper not answering: the hosts' reservations fail anyway
+            self.budget_state = tuple(self.ray.get(self.budget.state.remote(), timeout=10))
+        if self.budget_state is not None and self.budget_state[1]:
+            for queue in self.queues.values():
+                self.units_done += len(queue)
+                queue.clear()  # left unasked: a rerun with a larger --budget asks them
 
     def _heartbeat(self) -> None:
         """Ping every ready host; one whose ping failed, or went unanswered for SILENT_S, is lost."""
@@ -349,10 +371,11 @@ class Driver:
         self.inflight.clear()
 
     def _stop_everything(self) -> None:
+        self._check_budget()
         self.pool.stop_all()
         for tmp in self.landing.glob("*.tmp"):  # a write its host did not finish (killed): never whole
             tmp.unlink(missing_ok=True)
-        for keeper in self.keepers.values():
+        for keeper in [*self.keepers.values(), *([self.budget] if self.budget is not None else [])]:
             with contextlib.suppress(Exception):
                 self.ray.kill(keeper, no_restart=True)
 
@@ -366,6 +389,13 @@ class Driver:
     def _summary(self) -> None:
         for line in self.progress.summary_lines():
             log(line, quiet=self.opts.quiet)
+        if self.budget_state is not None and self.opts.budget_usd is not None:
+            spent, stopped = self.budget_state
+            if stopped:
+                log(f"budget reached: ${spent:.4f} spent of ${self.opts.budget_usd:g} on the cluster; stopped "
+                    "dispatching (run again with a larger --budget to continue)")
+            else:
+                log(f"budget: ${spent:.4f} spent of ${self.opts.budget_usd:g} on the cluster", quiet=self.opts.quiet)
         per_node: dict[str, Counter[str]] = {}
         for node, model, _ds, _attempt, status in units_table.where_units_ran(self.con, self.run_id):
             per_node.setdefault(node[:8], Counter())[f"{model} {status}"] += 1

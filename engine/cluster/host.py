@@ -22,6 +22,7 @@ from typing import Any, cast
 
 import anyio
 
+from engine.cluster.budget import RemoteBudget
 from engine.cluster.limiter import host_limits
 from engine.cluster.units import UNITS_PER_HOST, HostFacts, Landing, UnitOutcome, UnitTask
 from engine.config import ModelConfig, ModelsFile
@@ -53,7 +54,9 @@ class ModelHost:
     the actor (the driver tells a host still unplaced from one whose server is loading); `start` starts the
     model's server (minutes for vLLM) and says what it serves."""
 
-    def __init__(self, m: ModelConfig, cfg: ModelsFile, keepers: dict[str, Any], pool_shares: dict[str, int]):
+    def __init__(self, m: ModelConfig, cfg: ModelsFile, keepers: dict[str, Any], pool_shares: dict[str, int],
+                 budget: tuple[Any, float] | None = None):
+        """``budget``: the run's budget keeper and limit (engine/cluster/budget.py), with --budget."""
         import ray
 
         self.node_id = ray.get_runtime_context().get_node_id()
@@ -62,6 +65,7 @@ class ModelHost:
         self.m, self.cfg, self.keepers, self.pool_shares = m, cfg, keepers, pool_shares
         self._limits: Limits | None = None
         self._breaker: Breaker | None = None
+        self._budget = RemoteBudget(*budget) if budget is not None else None
 
     def where(self) -> str:
         """The node it was placed on."""
@@ -119,7 +123,7 @@ class ModelHost:
             tg.start_soon(writer.run)
             tg.start_soon(watch, tg.cancel_scope)
             try:
-                await lane.drive(writer, progress, None)
+                await lane.drive(writer, progress, self._budget)
             finally:
                 with anyio.CancelScope(shield=True):
                     await providers.aclose()

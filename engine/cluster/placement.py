@@ -61,15 +61,18 @@ class HostPool:
         self.ray, self.cfg, self.node_id, self.body = ray, cfg, node_id, body
         self.keepers: dict[str, Any] = {}
         self.shares: dict[str, int] = {}
+        self.budget: tuple[Any, float] | None = None  # the budget keeper and limit, with --budget
         self.models = {m.name: m for m in cfg.models}
         self.ready: dict[str, list[Host]] = {m.name: [] for m in cfg.models}
         self.starting: dict[Any, Starting] = {}  # start ref -> the host asked for
         self.start_failures: Counter[str] = Counter()
         self.gone: dict[str, str] = {}  # model -> why its remaining units are left unasked
 
-    def start_all(self, keepers: dict[str, Any], shares: dict[str, int]) -> None:
-        """A host per replica of every model, booking through ``keepers``, ``shares`` of accounts' caps."""
-        self.keepers, self.shares = keepers, shares
+    def start_all(self, keepers: dict[str, Any], shares: dict[str, int],
+                  budget: tuple[Any, float] | None = None) -> None:
+        """A host per replica of every model, booking through ``keepers``, ``shares`` of accounts' caps,
+        reserving its calls' cost with ``budget``'s keeper."""
+        self.keepers, self.shares, self.budget = keepers, shares, budget
         for m in self.cfg.models:
             for _ in range(m.replicas):
                 self.start(m.name)
@@ -77,7 +80,7 @@ class HostPool:
     def start(self, name: str, deadline: float | None = None, tries: int = 1) -> None:
         m = self.models[name]
         remote = self.ray.remote(self.body).options(**self.placement(m))
-        actor = remote.remote(m, self.cfg, self.keepers, self.shares)
+        actor = remote.remote(m, self.cfg, self.keepers, self.shares, self.budget)
         now = time.monotonic()
         where = actor.where.remote()
         self.starting[actor.start.remote()] = Starting(name=name, actor=actor, where=where, asked=now,

@@ -464,3 +464,25 @@ def test_a_node_that_never_comes_back_gives_its_models_up_with_one_line(sim, ray
     counts = dict(_rows(db, "SELECT model, count(*) FILTER (WHERE status = 'ok') FROM results GROUP BY 1"))
     assert counts["m_head"] == n and 0 < counts["m_worker"] < n, counts
     assert _rows(db, "SELECT count(*) - count(DISTINCT (model, dataset, item_id, sample)) FROM results") == [(0,)]
+
+
+def test_a_budget_holds_across_both_nodes(ray_cluster, tmp_path):
+    """--budget with --cluster: two priced models on two nodes share one budget (its keeper on the head): the
+    spend stops at the limit (a budget per node would spend it twice), and the run is recorded `budget`."""
+    with SimServerProcess(profiles={"rb": {"latency_ms": 30}, "ra": {"latency_ms": 30}}, mode="gold") as s:
+        models = rate_models(tmp_path / "models.toml", s.base_url, 6000.0)
+        models.write_text(models.read_text().replace("max_tokens = 8", "max_tokens = 8\nprice = { input_per_mtok = "
+                                                                       "1000, output_per_mtok = 1000 }"))
+        from engine.cli import main
+
+        args = ["sweep", str(models), "--datasets", "synthetic", "--limit", "40", "--quiet"]
+        assert main([*args[:2], str(tmp_path / "all.duckdb"), *args[2:]]) == 0  # the whole spend, on one machine
+        (whole,), = _rows(tmp_path / "all.duckdb", "SELECT sum(cost_usd) FROM results")
+        budget = round(0.4 * whole, 4)
+        db = tmp_path / "budget.duckdb"
+        assert main([*args[:2], str(db), *args[2:], "--cluster", ray_cluster.address, "--budget", str(budget)]) == 0
+    (spent, n), = _rows(db, "SELECT sum(cost_usd), count(*) FROM results")
+    assert 0.5 * budget < spent <= budget, (spent, budget, whole)
+    assert n < 80
+    assert dict(_rows(db, "SELECT model, count(*) FROM results GROUP BY 1")).keys() == {"ra", "rb"}  # both nodes spent
+    assert _rows(db, "SELECT outcome FROM runs") == [("budget",)]
