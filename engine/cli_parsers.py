@@ -285,7 +285,7 @@ def _rescore(args: argparse.Namespace) -> int:
     from engine.sweep.rescore import RescoreOptions, rescore
 
     return rescore(RescoreOptions(db=args.db, datasets=csv_list(args.datasets), models=csv_list(args.models),
-                                  suite=args.suite, data_dir=args.data_dir, quiet=args.quiet,
+                                  models_text=args.models, suite=args.suite, data_dir=args.data_dir, quiet=args.quiet,
                                   workers=args.workers, command=" ".join(["rescore", *args.argv])))
 
 
