@@ -146,7 +146,8 @@ def server(run: Run, seed: int) -> bool:
     run.sim.reset()
     proc = t._driver(run.args(db))
     deadline = time.monotonic() + at
-    while time.monotonic() < deadline and not faults.server_pids(run.cl):
+    started = time.monotonic() + BOUND_S
+    while not faults.server_pids(run.cl) and time.monotonic() < started:  # its server started, then the moment
         time.sleep(0.05)
     time.sleep(max(0.0, deadline - time.monotonic()))
     t0 = time.monotonic()

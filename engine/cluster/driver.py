@@ -291,21 +291,8 @@ class Driver:
                 queue.clear()  # left unasked: a rerun with a larger --budget asks them
 
     def _heartbeat(self) -> None:
-        """Ping every ready host; one whose ping failed, or went unanswered for SILENT_S, is lost."""
-        now = time.monotonic()
-        for name, hosts in self.pool.ready.items():
-            for host in list(hosts):
-                if host.ping is None:
-                    if now - host.pinged >= PING_S:
-                        host.ping, host.pinged = host.actor.ping.remote(), now
-                elif self.ray.wait([host.ping], timeout=0)[0]:
-                    try:
-                        self.ray.get(host.ping)
-                        host.ping = None
-                    except Exception as e:  # noqa: BLE001 - the actor or its node is gone
-                        self._host_lost(host, name, first_line(e))
-                elif now - host.pinged > SILENT_S:
-                    self._host_lost(host, name, f"no answer to a ping for {SILENT_S:g} s")
+        for host, name, why in self.pool.heartbeat(PING_S, SILENT_S):
+            self._host_lost(host, name, why)
 
     def _host_lost(self, host: Host, name: str, why: str) -> None:
         """The host and the units it runs are lost (their calls are abandoned: the actor is killed)."""

@@ -164,6 +164,26 @@ class HostPool:
         if name not in self.gone:
             self.start(name)
 
+    def heartbeat(self, every_s: float, silent_s: float) -> list[tuple[Host, str, str]]:
+        """Ping every ready host every ``every_s``; (host, model, why) of those whose ping failed or went
+        unanswered for ``silent_s`` (the driver takes them for lost, with their units)."""
+        now = time.monotonic()
+        lost = []
+        for name, hosts in self.ready.items():
+            for host in hosts:
+                if host.ping is None:
+                    if now - host.pinged >= every_s:
+                        host.ping, host.pinged = host.actor.ping.remote(), now
+                elif self.ray.wait([host.ping], timeout=0)[0]:
+                    try:
+                        self.ray.get(host.ping)
+                        host.ping = None
+                    except Exception as e:  # noqa: BLE001 - the actor or its node is gone
+                        lost.append((host, name, first_line(e)))
+                elif now - host.pinged > silent_s:
+                    lost.append((host, name, f"no answer to a ping for {silent_s:g} s"))
+        return lost
+
     def give_up(self, name: str, why: str) -> None:
         self.gone[name] = why
         log(f"unreachable: {name}: {why}; its remaining items are not asked: run the same command again")

@@ -19,19 +19,16 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections import Counter
 from pathlib import Path
 
 import duckdb
-import pyarrow.parquet as pq
 import pytest
 
-from benchmark import registry
-from engine.sweep.plan import load_dataset
-from simulator.core import fingerprint
 from simulator.server import SimServerProcess
 from tests.cluster import faults
-from tests.cluster.conftest import ROOT, WORKER, LocalCluster
+from tests.cluster.faults import committed_after_kill, crash_rate_keeper as _crash_rate_keeper, rate_models
+from tests.cluster.faults import fingerprints as _fingerprints
+from tests.cluster.conftest import ROOT, WORKER
 from tests.cluster.fake_vllm import write_executable
 from tests.conftest import DATA_DIR
 from tests.integration.report_db import free_port
@@ -46,7 +43,6 @@ LIMIT = 20
 # m_worker's latency (max_concurrency 4): its units still run when the loss test kills its node at 40% of its
 # requests (the issue's case: 250 ms).
 WORKER_LATENCY_MS = 250
-SEED = 20250826
 # Every column but run ids and timings.
 COLUMNS = ("model, dataset, item_id, sample, status, error_class, error, attempts, response, prediction, gold, score, "
            "measures, input_tokens, output_tokens, model_version, prompt_hash, suite_version, scorer_version, "
@@ -340,72 +336,12 @@ def test_a_model_no_node_can_place_exits_with_one_line_and_no_hang(faulty_run):
     assert _rows(db, "SELECT count(*) FROM cluster_units WHERE model = 'huge'") == [(0,)]
 
 
-def committed_after_kill(sim, db: Path) -> tuple[set[tuple[str, str, str]], int]:
-    """Once the killed driver's hosts are gone (Ray ends its job's actors; until then they may land a few
-    more files): the (model, dataset, item) answered ok in the database or in landed files, and how many
-    rows the landed files hold."""
-    before = -1
-    while before != sim.stats()["total"]:  # a live host asks an item every few tens of ms
-        before = sim.stats()["total"]
-        time.sleep(0.5)
-    committed = set(_rows(db, "SELECT model, dataset, item_id FROM results WHERE status = 'ok'"))
-    landed = 0
-    for f in (db.parent / f"{db.name}.landing").glob("*.parquet"):
-        rows = pq.read_table(f, columns=["model", "dataset", "item_id", "status"]).to_pylist()
-        landed += len(rows)
-        committed |= {(r["model"], r["dataset"], r["item_id"]) for r in rows if r["status"] == "ok"}
-    return committed, landed
-
-
-def rate_models(path: Path, url: str, rate: float) -> Path:
-    """Two models sharing one account limited to ``rate`` requests/s, `rb` pinned to the worker node."""
-    path.write_text(f"""
-[accounts.acct]
-rpm = {rate * 60:g}
-""" + "".join(f"""
-[[models]]
-name = "{m}"
-provider = "openai"
-base_url = "{url}"
-model = "{m}"
-account = "acct"
-max_concurrency = 8
-max_tokens = 8
-{pin}
-""" for m, pin in (("ra", ""), ("rb", "ray_resources = { worker = 1 }"))))
-    return path
-
-
 def _wait(cond, proc: subprocess.Popen, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
         assert proc.poll() is None, proc.stderr.read()[-3000:] if proc.stderr else ""
         assert time.monotonic() < deadline
         time.sleep(0.05)
-
-
-def _crash_rate_keeper(cluster: LocalCluster) -> None:
-    """SIGKILL to the rate keeper actor's process (a crash; found by the title Ray gives it, among this
-    cluster's processes: only this run's account has a keeper); Ray restarts the actor and the hosts'
-    bookings are retried."""
-    keepers = [pid for pid, cmd in cluster.processes.items() if cmd.startswith("ray::RateKeeper")]
-    assert len(keepers) == 1, keepers
-    os.kill(keepers[0], signal.SIGKILL)
-
-
-def _fingerprints(datasets: tuple[str, ...], limit: int) -> dict[tuple[str, str, str], str]:
-    """(model, dataset, item) -> the simulator's fingerprint of its prompt, for prompts only one item has (WSC
-    holds items with the very same prompt: asking one of them says nothing about the other)."""
-    out = {}
-    for d in datasets:
-        planned = load_dataset(registry.get(d), DATA_DIR, limit, SEED)
-        for model in ("m_head", "m_worker"):
-            for it in planned.items:
-                out[(model, d, it.id)] = fingerprint(model, [{"role": m.role, "content": m.content} for m in it.messages])
-    shared = {v for v, n in Counter(out.values()).items() if n > 1}
-    return {k: v for k, v in out.items() if v not in shared}
-
-
 
 
 def test_one_command_gives_a_judged_and_read_result(ray_cluster, tmp_path):
