@@ -10,6 +10,8 @@ logical GPU through the stand-in `vllm`), 3 datasets x 20 items:
   driver's start (placement, the servers starting) to its last units (mid-unit, a landing file being
   written, landed but not yet ingested); an identical node joins 2 s later.
 - host: m_worker's host actor process alone, SIGKILLed at a seeded share of its requests.
+- frozen: m_worker's host actor process SIGSTOPped (alive, its node healthy: Ray never fails the calls to
+  it; the driver's ping, ENGINE_CLUSTER_SILENT_S = 10, takes it for lost).
 - server: m_vllm's model server process alone (the stand-in vLLM; a `local` llama.cpp server is stopped and
   replaced by the same host code), SIGKILLed at a seeded moment.
 - driver: the driver SIGKILLed at a seeded share of the requests, then the same command (asked again: items
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -51,7 +54,8 @@ N = len(t.DATASETS) * t.LIMIT  # requests per model
 # m_worker's calls in flight (max_concurrency 4) and those answered in the writer's last flush interval
 # (0.5 s at 250 ms: 2 per slot), for each host lost once.
 ASKED_AGAIN_BOUND = 4 * 3
-KINDS = ("node", "host", "server", "driver", "gone")
+KINDS = ("node", "host", "frozen", "server", "driver", "gone")
+SILENT_S = 10.0  # the driver's ENGINE_CLUSTER_SILENT_S in the `frozen` schedules
 
 
 class Run:
@@ -135,6 +139,21 @@ def host(run: Run, seed: int) -> bool:
     killed = faults.kill(faults.host_pids(run.cl, serving=False))
     rc, err = _finish(proc, BOUND_S + run.clean_s)
     ok = run.report(f"host at {share:.0%} ({killed} killed)", db, rc, time.monotonic() - t0)
+    if rc != 0:
+        print(err[-1500:])
+    return ok
+
+
+def frozen(run: Run, seed: int) -> bool:
+    share = random.Random(seed).uniform(0.05, 0.9)
+    db = run.tmp / f"frozen{seed}.duckdb"
+    run.sim.reset()
+    proc = t._driver(run.args(db), {"ENGINE_CLUSTER_SILENT_S": f"{SILENT_S:g}"})
+    _at_share(run, proc, "m_worker", share)
+    t0 = time.monotonic()
+    stopped = faults.kill(faults.host_pids(run.cl, serving=False), signal.SIGSTOP)
+    rc, err = _finish(proc, BOUND_S + run.clean_s)
+    ok = run.report(f"frozen at {share:.0%} ({stopped})", db, rc, time.monotonic() - t0)
     if rc != 0:
         print(err[-1500:])
     return ok

@@ -67,11 +67,12 @@ def server_pids(cluster: LocalCluster) -> list[int]:
     return [pid for pid, cmd in cluster.processes.items() if "fake_vllm" in cmd or " serve " in cmd]
 
 
-def kill(pids: Iterable[int]) -> int:
+def kill(pids: Iterable[int], sig: int = signal.SIGKILL) -> int:
+    """``sig`` to each of ``pids``; how many got it."""
     n = 0
     for pid in pids:
         with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, sig)
             n += 1
     return n
 

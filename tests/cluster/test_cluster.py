@@ -191,13 +191,22 @@ def test_ctrl_c_stops_the_cluster_work_leaving_a_consistent_database(interrupted
     assert 0 < n < 3 * len(DATASETS) * LIMIT and dup == 0
 
 
-def test_the_same_command_after_ctrl_c_equals_the_single_process_sweep(interrupted, baseline, ray_cluster):
+def test_the_same_command_after_ctrl_c_equals_the_single_process_sweep(interrupted, baseline, ray_cluster,
+                                                                         monkeypatch):
     """The equal figure, on the sweep Ctrl-C left (one Ray run less than a sweep of its own): its rerun asks
-    the rest; rows and leaderboard as one process made them, each model where its placement says."""
+    the rest; rows and leaderboard as one process made them, each model where its placement says. What
+    m_vllm's server has loaded (its identity) is asked by its host on the worker node, never by the driver
+    (on a real cluster the driver's 127.0.0.1 is another machine)."""
     db = interrupted["db"]
     from engine.cli import main
 
+    def from_the_driver(_cfg):
+        raise AssertionError("the driver asked a served model's identity through its own loopback")
+
+    monkeypatch.setattr("engine.sweep.prepare.served_models", from_the_driver)
     assert main(interrupted["args"]) == 0
+    details = [json.loads(d) for (d,) in _rows(db, "SELECT detail FROM identities")]
+    assert {d.get("served") for d in details if d["model"] == "stand-in/vllm-model"} == {"stand-in/vllm-model"}
     _assert_equal(db, baseline[1])
     placed = dict(_rows(db, "SELECT model, list(DISTINCT node_id) FROM cluster_units GROUP BY 1"))
     assert placed["m_worker"] == [ray_cluster.worker.node_id] == placed["m_vllm"]
@@ -231,16 +240,18 @@ def test_losing_the_worker_node_and_the_rate_keeper_loses_nothing(sim, ray_clust
     assert lost <= again, units  # each lost unit's next attempt ran on the replacement node
 
 
-def test_a_killed_host_process_and_a_killed_server_lose_nothing(sim, ray_cluster, baseline, tmp_path):
-    """SIGKILL to m_worker's host actor process alone and to m_vllm's model server process alone, while their
-    units run on the worker node (which lives on): both units lost, run again by new hosts, rows equal."""
+def test_a_frozen_host_process_and_a_killed_server_lose_nothing(sim, ray_cluster, baseline, tmp_path):
+    """m_worker's host actor process frozen (SIGSTOP: alive, its node healthy, so Ray never fails the calls
+    to it; only the driver's ping notices) and m_vllm's model server process SIGKILLed alone, while their
+    units run: both units lost, run again by new hosts, rows equal. (A host process SIGKILLed alone:
+    bench/cluster_faults.py's `host` schedules.)"""
     models, one = baseline
     db = tmp_path / "procs.duckdb"
     sim.reset()
-    proc = _driver(_sweep_args(models, db, "--cluster", ray_cluster.address))
+    proc = _driver(_sweep_args(models, db, "--cluster", ray_cluster.address), {"ENGINE_CLUSTER_SILENT_S": "4"})
     try:
         _wait(lambda: sim.stats()["by_model"].get("m_worker", 0) >= 0.3 * len(DATASETS) * LIMIT, proc)
-        assert faults.kill(faults.host_pids(ray_cluster, serving=False)) == 1  # m_worker's host
+        assert faults.kill(faults.host_pids(ray_cluster, serving=False), signal.SIGSTOP) == 1  # m_worker's host
         assert faults.kill(faults.server_pids(ray_cluster)) == 1  # m_vllm's server
         _, err = proc.communicate(timeout=90)
     finally:
