@@ -390,7 +390,9 @@ def test_a_node_that_never_comes_back_gives_its_models_up_with_one_line(sim, ray
     models, _ = baseline
     db = tmp_path / "gone.duckdb"
     sim.reset()
-    proc = _driver(_sweep_args(models, db, "--cluster", ray_cluster.address), {"ENGINE_CLUSTER_PLACEMENT_S": "10"})
+    # A short silence: the lost hosts are known before Ray declares the node dead (15 s and more).
+    proc = _driver(_sweep_args(models, db, "--cluster", ray_cluster.address),
+                   {"ENGINE_CLUSTER_PLACEMENT_S": "10", "ENGINE_CLUSTER_SILENT_S": "4"})
     try:
         _wait(lambda: sim.stats()["by_model"].get("m_worker", 0) >= 0.3 * len(DATASETS) * LIMIT, proc)
         t0 = time.monotonic()
