@@ -117,12 +117,11 @@ def stamp_run(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: Models
 def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[PlannedDataset]) -> None:
     now = datetime.now(timezone.utc)
     with transaction(con):  # one commit, not one per statement
-        for m in cfg.models:
-            runs.record_model(con, m.name, provider=m.provider, base_url=public_url(base_url(m)), model_id=m.model,
-                              metadata=m.metadata, generation=m.request_stamp(), updated_at=now)
-            # What was asked for, so coverage counts items never attempted (a killed run) as missing.
-            for p in planned:
-                runs.record_planned(con, m.name, p.id, p.size, now)
+        runs.record_models(con, [runs.ModelRow(m.name, provider=m.provider, base_url=public_url(base_url(m)),
+                                               model_id=m.model, metadata=m.metadata, generation=m.request_stamp())
+                                 for m in cfg.models], now)
+        # What was asked for, so coverage counts items never attempted (a killed run) as missing.
+        runs.record_planned_many(con, [(m.name, p.id, p.size) for m in cfg.models for p in planned], now)
         runs.record_datasets(con, [p.dataset for p in planned])
 
 
