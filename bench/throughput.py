@@ -3,6 +3,7 @@
     .venv/bin/python bench/throughput.py            # all scenarios (~3 minutes)
     .venv/bin/python bench/throughput.py --only zero-latency
     .venv/bin/python bench/throughput.py --only zero-latency --inline-chars 0   # every answer scored in a thread
+    .venv/bin/python bench/throughput.py --only real [--data-dir ../shared/datasets]  # 10 models x 5 real datasets
 
 Every scenario runs the real engine (`engine.sweep.sweep.sweep`: plan, model lane,
 OpenAI adapter over HTTP, scoring, batched DuckDB writer) in a fresh child
@@ -42,8 +43,9 @@ def child(args: argparse.Namespace) -> None:
 
     if args.inline_chars is not None:  # what the thread hop of engine/run/scoring.py costs per item
         scoring.INLINE_CHARS = args.inline_chars
-    opts = SweepOptions(models_path=Path(args.models), db=Path(args.db), data_dir=Path("."), suite="moodbench",
-                        datasets=["synthetic"], limit=args.items, quiet=True)
+    opts = SweepOptions(models_path=Path(args.models), db=Path(args.db), data_dir=Path(args.data_dir or "."),
+                        suite="moodbench", datasets=(args.datasets or "synthetic").split(","), limit=args.items,
+                        quiet=True)
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     result = sweep(opts)
@@ -55,8 +57,11 @@ def child(args: argparse.Namespace) -> None:
                       "peak_rss_mb": r1.ru_maxrss / 1024}))
 
 
-def run_child(models: Path, db: Path, items: int, inline_chars: int | None = None) -> dict:
+def run_child(models: Path, db: Path, items: int, inline_chars: int | None = None,
+              data: tuple[str, str] | None = None) -> dict:
     extra = ["--inline-chars", str(inline_chars)] if inline_chars is not None else []
+    if data is not None:
+        extra += ["--data-dir", data[0], "--datasets", data[1]]
     out = subprocess.run([sys.executable, __file__, "--child", "--models", str(models), "--db", str(db),
                           "--items", str(items), *extra], check=True, capture_output=True, text=True, cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -122,13 +127,54 @@ def resume_scenario(tmp: Path, n_models: int = 10, items: int = 50_000) -> dict:
     return {"rows": n_models * items, "wall_s": wall, "requests_sent": requests}
 
 
+REAL = "sst2,bbq,crows_pairs,cmmlu,goemotions"
+
+
+def real_scenario(tmp: Path, data_dir: str, n_models: int = 10, items: int = 300) -> dict:
+    """The issue's workload on one zero-latency server, in one run: the whole `sweep` command (process start
+    to exit), its fixed start (`--limit 1`, CPU of the process), the calling phase (the same sweep in a child
+    that reports run_s) and a bare aiohttp + orjson loop of the same shape (bench/baseline_aiohttp.py)."""
+    from simulator.server import SimServerProcess
+
+    out: dict = {}
+    with SimServerProcess(latency_ms=0, mode="letter") as sim:
+        mfile = tmp / "real.toml"
+        write_models(mfile, sim.base_url, n_models, 32)
+        base = [sys.executable, "-m", "engine", "sweep", str(mfile), "--data-dir", data_dir, "--datasets", REAL,
+                "--quiet"]
+
+        def command(db: Path, limit: int) -> tuple[float, float]:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            subprocess.run([*base[:5], str(db), *base[5:], "--limit", str(limit)], check=True, cwd=ROOT,
+                           capture_output=True)
+            wall = time.perf_counter() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+        out["start_wall_s"], out["start_cpu_s"] = command(tmp / "start.duckdb", 1)
+        out["rerun_wall_s"], out["rerun_cpu_s"] = command(tmp / "start.duckdb", 1)
+        out["whole_wall_s"], out["whole_cpu_s"] = command(tmp / "whole.duckdb", items)
+        child_r = run_child(mfile, tmp / "phase.duckdb", items, data=(data_dir, REAL))
+        out["rows"], out["run_s"] = child_r["rows"], child_r["run_s"]
+        total = out["rows"]
+        bare = subprocess.run([sys.executable, "-m", "bench.baseline_aiohttp", "--url", sim.base_url, "--requests",
+                               str(total), "--models", str(n_models), "--concurrency", "32", "--uvloop"],
+                              check=True, cwd=ROOT, capture_output=True, text=True).stdout
+        line = [x for x in bare.splitlines() if "requests/s" in x][0]
+        out["bare_per_s"] = float(line.rsplit(":", 1)[1].split()[0].replace(",", ""))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--models")
     ap.add_argument("--db")
     ap.add_argument("--items", type=int)
-    ap.add_argument("--only", choices=["zero-latency", "latency", "memory", "resume"])
+    ap.add_argument("--only", choices=["zero-latency", "latency", "memory", "resume", "real"])
+    ap.add_argument("--data-dir", help="the real datasets' folder (--only real; default $ENGINE_SHARED_DIR/datasets)")
+    ap.add_argument("--datasets", help=argparse.SUPPRESS)  # the child's
     ap.add_argument("--inline-chars", type=int, help="answers longer than this are scored in a thread "
                     "(default: engine/run/scoring.py's INLINE_CHARS; 0: every answer)")
     args = ap.parse_args()
@@ -158,6 +204,21 @@ def main() -> None:
             large = scenario("m150k", models=10, items=15000, concurrency=32, latency_ms=0, tmp=tmp)
             print(f"peak RSS: {small['peak_rss_mb']:.0f} MB at 15,000 items, {large['peak_rss_mb']:.0f} MB at 150,000 items "
                   f"(growth {large['peak_rss_mb'] - small['peak_rss_mb']:+.0f} MB; 150k run {large['items_per_s']:,.0f} items/s)")
+        if args.only in (None, "real"):
+            data_dir = args.data_dir or str(Path(os.environ.get("ENGINE_SHARED_DIR", "../shared")) / "datasets")
+            if not Path(data_dir, "sst2").is_dir():
+                print(f"real datasets: skipped ({data_dir} has no sst2; pass --data-dir)")
+            else:
+                r = real_scenario(tmp, data_dir)
+                n, bare = r["rows"], r["bare_per_s"]
+                whole, phase = n / r["whole_wall_s"], n / r["run_s"]
+                print(f"real datasets ({REAL}), 10 models x 300 items, 32/model, zero latency, load "
+                      f"{os.getloadavg()[0]:.1f}:\n"
+                      f"  whole command {whole:,.0f} items/s ({r['whole_wall_s']:.2f} s, {100 * whole / bare:.0f}% of bare) | "
+                      f"calling phase {phase:,.0f} items/s ({100 * phase / bare:.0f}% of bare) | "
+                      f"bare aiohttp+orjson loop {bare:,.0f} req/s\n"
+                      f"  fixed start (--limit 1, fresh file) {r['start_wall_s']:.2f} s wall, {r['start_cpu_s']:.2f} s CPU; "
+                      f"the same again {r['rerun_wall_s']:.2f} s wall, {r['rerun_cpu_s']:.2f} s CPU")
         if args.only in (None, "resume"):
             r = resume_scenario(tmp)
             print(f"resume over {r['rows']:,} completed rows: {r['wall_s']:.2f} s for the whole `sweep` command "

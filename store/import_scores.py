@@ -146,18 +146,27 @@ def import_scores(
     return name, n
 
 
-def import_file(db: Path, suite_spec: str, path: Path, *, override: bool = False) -> tuple[str, int]:
-    """The import-scores command: into an existing database only (a mistyped name is refused, not
-    created), nothing written unless the file is valid; returns (suite name, rows stored)."""
+def import_file(db: Path, suite_spec: str, path: Path, *, override: bool = False,
+                create: bool = False) -> tuple[str, int]:
+    """The import-scores command: into an existing database (a mistyped name is refused, not created) or,
+    with ``create``, a new one; nothing written unless the file is valid (a database it created for a file
+    that is not is removed again); returns (suite name, rows stored)."""
     if not path.is_file():
         raise ScoreFileError(f"{path}: no such file")
-    if not db.is_file():
+    made = not db.exists()
+    if made and not create:
         raise StoreError(f"database {db} does not exist: import-scores adds to an existing results file "
-                         "(check the name; docs/suites.md says how to start an empty one)")
+                         "(check the name, or give --create to start a new one)")
     con = connect(db)
     try:
         return import_scores(con, suite_spec, path, override=override)
     except duckdb.Error as e:
         raise StoreError(f"{db}: {str(e).splitlines()[0]}") from None
+    except BaseException:
+        if made:
+            con.close()
+            for leftover in (db, db.with_name(db.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+        raise
     finally:
         con.close()

@@ -1,4 +1,8 @@
+import fcntl
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,3 +37,52 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if llama or path.startswith(SLOW_FOLDERS):
             item.add_marker(pytest.mark.slow)
         item.add_marker(pytest.mark.xdist_group("llama" if llama else path))
+
+
+# Tests that time what they watch (a Ray cluster's placement, a global rate across nodes) run alone:
+# with four workers on two cores their deadlines would measure the neighbours. A readers-writer lock
+# over the run's workers: every other test holds it shared; a turnstile in front keeps a waiting
+# writer from being starved by readers that keep arriving.
+_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
+_ALONE = False
+
+
+def _lock_files() -> tuple[Path, Path]:
+    base = Path(tempfile.gettempdir()) / f"moodengine-tests-{_RUN}"
+    return base.with_suffix(".turnstile"), base.with_suffix(".lock")
+
+
+@contextmanager
+def alone() -> Iterator[None]:
+    """Hold the machine: no other worker's test runs meanwhile (a no-op without xdist)."""
+    global _ALONE
+    if not _RUN:
+        yield
+        return
+    turnstile, lock = _lock_files()
+    with turnstile.open("a") as t, lock.open("a") as f:
+        fcntl.flock(t, fcntl.LOCK_EX)
+        fcntl.flock(f, fcntl.LOCK_EX)
+        _ALONE = True
+        try:
+            yield
+        finally:
+            _ALONE = False
+            fcntl.flock(f, fcntl.LOCK_UN)
+            fcntl.flock(t, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
+def _beside_others() -> Iterator[None]:
+    if not _RUN or _ALONE:
+        yield
+        return
+    turnstile, lock = _lock_files()
+    with turnstile.open("a") as t, lock.open("a") as f:
+        fcntl.flock(t, fcntl.LOCK_EX)
+        fcntl.flock(f, fcntl.LOCK_SH)
+        fcntl.flock(t, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

@@ -12,6 +12,9 @@ are checked before any call (engine/sweep/prepare.py:stamp_run), the units are q
   so replicas balance themselves); what is stored is read again at each hand-out, so a unit's next
   attempt skips what its earlier attempt landed;
 - ingest the landed files every POLL_S (rows, and the file's name, in one transaction);
+- every ready host is pinged every PING_S; one silent for SILENT_S (its node lost, and Ray not yet saying
+  so: with Ray's default health checks that takes 15 s and more, and a call to it may never return) is
+  taken for lost with the units it runs;
 - a unit whose host died (its node lost, its server exited) is recorded `lost`, the host replaced and
   the unit queued again, up to MAX_ATTEMPTS; then its pending items are stored as errors (a rerun retries
   them): never a hang. A model whose hosts cannot be placed within placement.PLACEMENT_S (no node has its
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import time
 import uuid
 from collections import Counter, deque
@@ -38,6 +42,7 @@ import duckdb
 import msgspec
 
 from benchmark.errors import UserError
+from engine.cluster.budget import start_budget_keeper
 from engine.cluster.connect import connected, import_ray
 from engine.cluster.host import ModelHost
 from engine.cluster.limiter import keepers_ready, pool_shares, start_keepers
@@ -60,6 +65,9 @@ from store.results import resume
 from store.results.writer import insert_rows
 
 PROGRESS_EVERY_S = 10.0
+PING_S = 2.0  # a ready host is pinged this often
+# Seconds a host may leave a ping unanswered before it is taken for lost (its units are handed out again).
+SILENT_S = float(os.environ.get("ENGINE_CLUSTER_SILENT_S", "30"))
 
 
 # engine/sweep/sweep.py:judge_stored, handed in by the command line (importing the whole sweep here would
@@ -70,8 +78,6 @@ JudgeStored = Callable[[SweepPlan, ModelsFile, duckdb.DuckDBPyConnection], Sweep
 def sweep_on_cluster(opts: SweepOptions, address: str, judge_stored: JudgeStored) -> SweepResult:
     """``judge_stored``: the side lanes ([judge], [extractor]) over the stored answers, on this machine."""
     import_ray(address)  # without Ray: one line saying how to install it, before any planning
-    if opts.budget_usd is not None:
-        raise UserError("--budget is not available with --cluster yet: run it without --cluster")
     return run_sweep(opts, functools.partial(_on_cluster, address=address, judge_stored=judge_stored))
 
 
@@ -122,6 +128,8 @@ class Driver:
         self.progress = Progress(quiet=True)
         self.units_total = self.units_done = 0
         self.keepers: dict[str, Any] = {}
+        self.budget: Any = None  # the budget keeper actor, with --budget
+        self.budget_state: tuple[float, bool] | None = None  # (spent, stopped) as it last said
         self.pool = HostPool(ray, cfg, self.node_id, ModelHost)
         self.served = cfg  # the models as their hosts serve them, once they are up
 
@@ -132,14 +140,19 @@ class Driver:
         try:
             self.keepers = start_keepers(self.ray, self.cfg, self.run_id, self.node_id,
                                          lambda m: m.concurrency * m.replicas * UNITS_PER_HOST)
-            self.pool.start_all(self.keepers, pool_shares(self.cfg, lambda name: self.models[name].replicas))
+            if opts.budget_usd is not None:
+                self.budget = start_budget_keeper(self.ray, opts.budget_usd, self.node_id)
+            self.pool.start_all(self.keepers, pool_shares(self.cfg, lambda name: self.models[name].replicas),
+                                (self.budget, opts.budget_usd) if opts.budget_usd is not None else None)
             keepers_ready(self.ray, self.keepers)  # while the hosts start
             self.pool.wait_first()
             # A model none of whose hosts could be placed has no server to say who answers: it is left out.
             self.served = msgspec.structs.replace(self.cfg, models=[self._served(m) for m in self.cfg.models
                                                                     if m.name not in self.pool.gone])
+            # Who answers, asked by each model's host on its node (127.0.0.1 here is the driver's machine).
+            asked = {m.name: hs[0].facts.served for m in self.served.models if (hs := self.pool.ready[m.name])}
             self.stamps = stamp_run(self.con, opts=opts, cfg=self.served, planned=plan.planned,
-                                    suite_version=plan.suite.version, run_id=self.run_id)
+                                    suite_version=plan.suite.version, run_id=self.run_id, served=asked)
             self._queue_units(self.served)
             record = StoredRun(self.con, self.run_id, command=str(opts.models_path), engine_version=ENGINE_VERSION,
                                suite=plan.suite.name, suite_version=plan.suite.version)
@@ -157,13 +170,18 @@ class Driver:
                 raise
             finally:
                 self._ingest()
-            record.end("interrupted" if interrupted else "unreachable" if self.pool.gone else "complete")
+            self._check_budget()
+            stopped = self.budget_state is not None and self.budget_state[1]
+            record.end("interrupted" if interrupted else "unreachable" if self.pool.gone else
+                       "budget" if stopped else "complete")
             run_s = time.perf_counter() - t0
         finally:
             self._stop_everything()
         rows = sum(c.done - c.start_done for c in self.progress.counters.values())
         result = SweepResult(rows_written=rows, interrupted=interrupted, errors=0, run_s=run_s,
                              unreachable=sorted(self.pool.gone))
+        if self.budget_state is not None:
+            result.spent_usd, result.budget_reached = self.budget_state
         # The same end as on one machine. A changed model version stops a host's lane; the guards that
         # saw it are the hosts' copies, so the driver's stamps report none (the units end as they do).
         return end_run(self.con, result, opts=opts, names=[m.name for m in self.cfg.models], progress=self.progress,
@@ -207,6 +225,7 @@ class Driver:
                 else:
                     self._unit_ended(ref)
             self.pool.check_deadlines()
+            self._heartbeat()
             if time.monotonic() - last > PROGRESS_EVERY_S:
                 last = time.monotonic()
                 self._progress_line()
@@ -255,23 +274,51 @@ class Driver:
         self.units_done += 1
         units_table.unit_ended(self.con, self.run_id, name, ds, unit.attempt,
                                "unreachable" if out.unreachable else "done")
+        self._check_budget()
         if out.unreachable:
             self.pool.give_up(name, "its endpoint could not be reached (see the breaker's lines above)")
 
-    def _unit_lost(self, host: Host, unit: Unit, e: BaseException) -> None:
+    def _check_budget(self) -> None:
+        """With --budget: once the keeper says the cap is reached, no unit is handed out any more."""
+        if self.budget is None:
+            return
+        with contextlib.suppress(Exception):  # a keeper not answering: the hosts' reservations fail anyway
+            self.budget_state = tuple(self.ray.get(self.budget.state.remote(), timeout=10))
+        if self.budget_state is not None and self.budget_state[1]:
+            for queue in self.queues.values():
+                self.units_done += len(queue)
+                queue.clear()  # left unasked: a rerun with a larger --budget asks them
+
+    def _heartbeat(self) -> None:
+        for host, name, why in self.pool.heartbeat(PING_S, SILENT_S):
+            self._host_lost(host, name, why)
+
+    def _host_lost(self, host: Host, name: str, why: str) -> None:
+        """The host and the units it runs are lost (their calls are abandoned: the actor is killed)."""
+        mine = [ref for ref, (h, _unit) in self.inflight.items() if h is host]
+        for ref in mine:
+            _host, unit = self.inflight.pop(ref)
+            host.busy -= 1
+            with contextlib.suppress(Exception):
+                self.ray.cancel(ref)
+            self._unit_lost(host, unit, why, actor_gone=True)
+        self.pool.replace(host, name)  # once: a no-op when a lost unit replaced it
+
+    def _unit_lost(self, host: Host, unit: Unit, e: BaseException | str, *, actor_gone: bool = False) -> None:
         name, ds = unit.model, unit.planned.id
-        actor_gone = isinstance(e, self.ray.exceptions.RayActorError) or "ServerDied" in type(e).__name__ or (
-            "ServerDied" in str(e))
+        why = e if isinstance(e, str) else first_line(e)
+        actor_gone = actor_gone or isinstance(e, self.ray.exceptions.RayActorError) or (
+            "ServerDied" in type(e).__name__ or "ServerDied" in str(e))
         if actor_gone:
             self.pool.replace(host, name)
         self._ingest()
         if unit.attempt >= MAX_ATTEMPTS:
             units_table.unit_ended(self.con, self.run_id, name, ds, unit.attempt, "given_up")
-            self._store_as_errors(unit, f"cluster: unit {name}/{ds} lost {unit.attempt} times, last: {first_line(e)}")
+            self._store_as_errors(unit, f"cluster: unit {name}/{ds} lost {unit.attempt} times, last: {why}")
             self.units_done += 1
             return
         units_table.unit_ended(self.con, self.run_id, name, ds, unit.attempt, "lost")
-        log(f"{name}/{ds}: attempt {unit.attempt} lost on node {host.facts.node_id[:8]} ({first_line(e)}); "
+        log(f"{name}/{ds}: attempt {unit.attempt} lost on node {host.facts.node_id[:8]} ({why}); "
             "queued again", quiet=self.opts.quiet)
         self.queues[name].appendleft(Unit(model=name, planned=unit.planned, attempt=unit.attempt + 1))
 
@@ -310,8 +357,11 @@ class Driver:
         self.inflight.clear()
 
     def _stop_everything(self) -> None:
+        self._check_budget()
         self.pool.stop_all()
-        for keeper in self.keepers.values():
+        for tmp in self.landing.glob("*.tmp"):  # a write its host did not finish (killed): never whole
+            tmp.unlink(missing_ok=True)
+        for keeper in [*self.keepers.values(), *([self.budget] if self.budget is not None else [])]:
             with contextlib.suppress(Exception):
                 self.ray.kill(keeper, no_restart=True)
 
@@ -325,6 +375,13 @@ class Driver:
     def _summary(self) -> None:
         for line in self.progress.summary_lines():
             log(line, quiet=self.opts.quiet)
+        if self.budget_state is not None and self.opts.budget_usd is not None:
+            spent, stopped = self.budget_state
+            if stopped:
+                log(f"budget reached: ${spent:.4f} spent of ${self.opts.budget_usd:g} on the cluster; stopped "
+                    "dispatching (run again with a larger --budget to continue)")
+            else:
+                log(f"budget: ${spent:.4f} spent of ${self.opts.budget_usd:g} on the cluster", quiet=self.opts.quiet)
         per_node: dict[str, Counter[str]] = {}
         for node, model, _ds, _attempt, status in units_table.where_units_ran(self.con, self.run_id):
             per_node.setdefault(node[:8], Counter())[f"{model} {status}"] += 1

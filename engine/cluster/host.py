@@ -16,19 +16,22 @@ server) and hands the unit out again, whose next attempt skips what landed.
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
 from typing import Any, cast
 
 import anyio
 
+from engine.cluster.budget import RemoteBudget
 from engine.cluster.limiter import host_limits
-from engine.cluster.units import UNITS_PER_HOST, HostFacts, Landing, UnitOutcome, UnitTask
+from engine.cluster.units import HostFacts, Landing, UnitOutcome, UnitTask
 from engine.config.models import ModelConfig, ModelsFile
 from engine.lanes.model_lane import ModelLane
 from engine.lanes.work import pending_work
 from engine.run.endpoints import build_breakers, model_providers
 from engine.run.progress import Progress
-from engine.run.local_server import LocalServer, probe_server, served, server_defaults, with_served_url
+from engine.run.local_server import (LocalServer, probe_server, served, served_models, server_defaults,
+                                     with_served_url)
 from engine.version import ENGINE_VERSION
 from providers.breaker import Breaker
 from providers.limits import Limits
@@ -45,24 +48,52 @@ class ServerDied(RuntimeError):
 
 
 class ModelHost:
-    """The actor's body (engine/cluster/driver.py makes it remote with the model's placement)."""
+    """The actor's body (engine/cluster/driver.py makes it remote with the model's placement).
 
-    def __init__(self, m: ModelConfig, cfg: ModelsFile, keepers: dict[str, Any], pool_shares: dict[str, int]):
+    Placed, then started: the constructor only notes its node, so `where` answers as soon as Ray has placed
+    the actor (the driver tells a host still unplaced from one whose server is loading); `start` starts the
+    model's server (minutes for vLLM) and says what it serves."""
+
+    def __init__(self, m: ModelConfig, cfg: ModelsFile, keepers: dict[str, Any], pool_shares: dict[str, int],
+                 budget: tuple[Any, float] | None = None):
+        """``budget``: the run's budget keeper and limit (engine/cluster/budget.py), with --budget."""
         import ray
 
         self.node_id = ray.get_runtime_context().get_node_id()
         self._stack = contextlib.ExitStack()
         self._server: LocalServer | None = None
-        if m.provider in SERVED:
-            self._server = self._stack.enter_context(served(m, quiet=True))
-            url = self._server.base_url
-            m = server_defaults(with_served_url(m, url), probe_server(url), quiet=True)
         self.m, self.cfg, self.keepers, self.pool_shares = m, cfg, keepers, pool_shares
         self._limits: Limits | None = None
         self._breaker: Breaker | None = None
+        self._budget = RemoteBudget(*budget) if budget is not None else None
 
-    def facts(self) -> HostFacts:
-        return HostFacts(node_id=self.node_id, model=self.m, engine_version=ENGINE_VERSION)
+    def where(self) -> str:
+        """The node it was placed on."""
+        return self.node_id
+
+    def ping(self) -> float:
+        """Answered between a unit's calls: the driver's sign that the host and its node still live."""
+        return time.monotonic()
+
+    def start(self) -> HostFacts:
+        """The model's server started on this node (when the engine serves it); what the host serves.
+
+        On the actor's event loop thread, not a worker thread: the server dies with the thread that started
+        it (PR_SET_PDEATHSIG), and this one lives as long as the actor."""
+        self._start_server()
+        return HostFacts(node_id=self.node_id, model=self.m, engine_version=ENGINE_VERSION, served=self._served())
+
+    def _start_server(self) -> None:
+        m = self.m
+        if m.provider in SERVED and self._server is None:
+            self._server = self._stack.enter_context(served(m, quiet=True))
+            url = self._server.base_url
+            self.m = server_defaults(with_served_url(m, url), probe_server(url), quiet=True)
+
+    def _served(self) -> str | None:
+        """What the model's loopback server has loaded, asked here, on the node it runs on (the driver's
+        127.0.0.1 is another machine): its identity (engine/sweep/identity.py)."""
+        return served_models(ModelsFile(models=[self.m], accounts=self.cfg.accounts)).get(self.m.name)
 
     async def run_unit(self, task: UnitTask) -> UnitOutcome:
         m = self.m
@@ -92,7 +123,7 @@ class ModelHost:
             tg.start_soon(writer.run)
             tg.start_soon(watch, tg.cancel_scope)
             try:
-                await lane.drive(writer, progress, None)
+                await lane.drive(writer, progress, self._budget)
             finally:
                 with anyio.CancelScope(shield=True):
                     await providers.aclose()
@@ -111,3 +142,7 @@ class ModelHost:
     def stop(self) -> None:
         """Stop the model's server (also done by the server's death signal when the actor is killed)."""
         self._stack.close()
+
+    def server_pid(self) -> int | None:
+        """The model server's process (the fault benchmark kills it alone)."""
+        return self._server.proc.pid if self._server is not None and self._server.proc is not None else None

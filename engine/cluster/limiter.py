@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 
+from benchmark.errors import UserError
 from engine.cluster.rate_keeper import LOOKAHEAD_S, RateKeeper
 from engine.config.models import ModelConfig, ModelsFile
 from engine.run.endpoints import build_limits
@@ -74,8 +75,15 @@ def start_keepers(ray: Any, cfg: ModelsFile, run_id: str, node_id: str,
     return keepers
 
 
+KEEPERS_READY_S = 120.0
+
+
 def keepers_ready(ray: Any, keepers: dict[str, Any]) -> None:
-    ray.get([k.ping.remote() for k in keepers.values()])
+    """Until every keeper answers (on the head node: seconds), at most KEEPERS_READY_S."""
+    try:
+        ray.get([k.ping.remote() for k in keepers.values()], timeout=KEEPERS_READY_S)
+    except ray.exceptions.GetTimeoutError:
+        raise UserError(f"the rate keepers did not start on the head node within {KEEPERS_READY_S:g} s") from None
 
 
 class RemoteRate(RateLimit):

@@ -1,6 +1,11 @@
 """The hosts of every model replica, as the driver keeps them: started where the model's placement says,
 ready once their server is, replaced when lost, and a model given up when none of its hosts can be placed
-within PLACEMENT_S (no node has its GPUs or resources) or start MAX_ATTEMPTS times."""
+within PLACEMENT_S (no node has its GPUs or resources) or start MAX_ATTEMPTS times.
+
+Never a wait without a bound: a host Ray has not placed within REPLACE_S is killed and asked for again (Ray
+may have sent it to a node that died and not yet noticed: with its default health checks a node is declared
+dead 15 s or more after it is lost, and a creation sent there can stay pending), and a ready host that
+answers no ping for SILENT_S is taken for lost with its units (engine/cluster/driver.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +27,21 @@ from engine.version import ENGINE_VERSION
 POLL_S = 0.5
 # Seconds a host may take to be placed and ready (a vLLM server loads its weights meanwhile).
 PLACEMENT_S = float(os.environ.get("ENGINE_CLUSTER_PLACEMENT_S", "600"))
+# Seconds a host may stay unplaced before it is asked for afresh (its model's PLACEMENT_S runs on); each
+# further ask waits once more as long (a worker process may take long to start on a busy node).
+REPLACE_S = float(os.environ.get("ENGINE_CLUSTER_REPLACE_S", "30"))
+
+
+class Starting(msgspec.Struct, kw_only=True):
+    """A host asked for: `placed` once Ray has put it on a node (its `where` answered)."""
+
+    name: str
+    actor: Any
+    where: Any  # the ref of its `where` call
+    deadline: float  # its model is given up after it (PLACEMENT_S from the first ask)
+    asked: float  # when this actor was asked for
+    tries: int = 1  # asks so far
+    placed: bool = False
 
 
 class Host(msgspec.Struct, kw_only=True):
@@ -29,6 +49,8 @@ class Host(msgspec.Struct, kw_only=True):
     facts: HostFacts
     busy: int = 0  # units it runs now
     dead: bool = False
+    ping: Any = None  # the ref of its ping in flight
+    pinged: float = 0.0  # when that ping was sent
 
 
 class HostPool:
@@ -39,24 +61,31 @@ class HostPool:
         self.ray, self.cfg, self.node_id, self.body = ray, cfg, node_id, body
         self.keepers: dict[str, Any] = {}
         self.shares: dict[str, int] = {}
+        self.budget: tuple[Any, float] | None = None  # the budget keeper and limit, with --budget
         self.models = {m.name: m for m in cfg.models}
         self.ready: dict[str, list[Host]] = {m.name: [] for m in cfg.models}
-        self.starting: dict[Any, tuple[str, Any, float]] = {}  # facts ref -> (model, actor, deadline)
+        self.starting: dict[Any, Starting] = {}  # start ref -> the host asked for
         self.start_failures: Counter[str] = Counter()
         self.gone: dict[str, str] = {}  # model -> why its remaining units are left unasked
 
-    def start_all(self, keepers: dict[str, Any], shares: dict[str, int]) -> None:
-        """A host per replica of every model, booking through ``keepers``, ``shares`` of accounts' caps."""
-        self.keepers, self.shares = keepers, shares
+    def start_all(self, keepers: dict[str, Any], shares: dict[str, int],
+                  budget: tuple[Any, float] | None = None) -> None:
+        """A host per replica of every model, booking through ``keepers``, ``shares`` of accounts' caps,
+        reserving its calls' cost with ``budget``'s keeper."""
+        self.keepers, self.shares, self.budget = keepers, shares, budget
         for m in self.cfg.models:
             for _ in range(m.replicas):
                 self.start(m.name)
 
-    def start(self, name: str) -> None:
+    def start(self, name: str, deadline: float | None = None, tries: int = 1) -> None:
         m = self.models[name]
         remote = self.ray.remote(self.body).options(**self.placement(m))
-        actor = remote.remote(m, self.cfg, self.keepers, self.shares)
-        self.starting[actor.facts.remote()] = (name, actor, time.monotonic() + PLACEMENT_S)
+        actor = remote.remote(m, self.cfg, self.keepers, self.shares, self.budget)
+        now = time.monotonic()
+        where = actor.where.remote()
+        self.starting[actor.start.remote()] = Starting(name=name, actor=actor, where=where, asked=now,
+                                                       tries=tries,
+                                                       deadline=now + PLACEMENT_S if deadline is None else deadline)
 
     def placement(self, m: ModelConfig) -> dict[str, Any]:
         """Ray options of a host: GPUs and custom resources pin it; else the head node or, `spread`, any node."""
@@ -86,11 +115,12 @@ class HostPool:
 
     def started(self, ref: Any) -> None:
         """A host's facts arrived (it is ready), or its start failed (it is started again, up to MAX_ATTEMPTS)."""
-        name, actor, _ = self.starting.pop(ref)
+        pending = self.starting.pop(ref)
+        name, actor = pending.name, pending.actor
         try:
             facts: HostFacts = self.ray.get(ref)
         except Exception as e:  # noqa: BLE001 - a server that would not start, a node lost meanwhile
-            self.ray.kill(actor)
+            self._kill(actor)
             self.start_failures[name] += 1
             if self.start_failures[name] >= MAX_ATTEMPTS:
                 self.give_up(name, f"its host could not start {MAX_ATTEMPTS} times ({first_line(e)})")
@@ -98,23 +128,31 @@ class HostPool:
                 self.start(name)
             return
         if facts.engine_version != ENGINE_VERSION:
-            self.ray.kill(actor)
+            self._kill(actor)
             raise UserError(f"node {facts.node_id[:8]} runs engine {facts.engine_version}, the driver "
                             f"{ENGINE_VERSION}: install the same version on every node")
         self.ready[name].append(Host(actor=actor, facts=facts))
 
     def check_deadlines(self) -> None:
+        """Models whose placement time is over are given up; hosts still unplaced after REPLACE_S asked afresh."""
         now = time.monotonic()
-        for ref, (name, actor, deadline) in list(self.starting.items()):
-            if now > deadline:
+        for ref, pending in list(self.starting.items()):
+            name = pending.name
+            if not pending.placed and self.ray.wait([pending.where], timeout=0)[0]:
+                pending.placed = True  # placed: its server may take its time (until the deadline)
+            if now > pending.deadline:
                 del self.starting[ref]
-                self.ray.kill(actor)
-                if not self.ready[name]:
+                self._kill(pending.actor)
+                if not self.ready[name] and name not in self.gone:
                     m = self.models[name]
                     asks = [*([f"gpus = {m.gpus}"] if m.gpus else []),
-                            *([f"ray_resources = {m.ray_resources}"] if m.ray_resources else [])]
+                            *([f"ray_resources = {_toml(m.ray_resources)}"] if m.ray_resources else [])]
                     needs = ", ".join(asks) or "a node"
                     self.give_up(name, f"no node could place its host within {PLACEMENT_S:g} s (needs {needs})")
+            elif not pending.placed and now - pending.asked > REPLACE_S * pending.tries:
+                del self.starting[ref]  # Ray may hold it for a node that is gone: asked for again
+                self._kill(pending.actor)
+                self.start(name, pending.deadline, pending.tries + 1)
 
     def replace(self, host: Host, name: str) -> None:
         """A host lost (its node, its server): killed, and a new one started unless the model is given up."""
@@ -122,10 +160,29 @@ class HostPool:
             return
         host.dead = True
         self.ready[name].remove(host)
-        with contextlib.suppress(Exception):
-            self.ray.kill(host.actor)
+        self._kill(host.actor)
         if name not in self.gone:
             self.start(name)
+
+    def heartbeat(self, every_s: float, silent_s: float) -> list[tuple[Host, str, str]]:
+        """Ping every ready host every ``every_s``; (host, model, why) of those whose ping failed or went
+        unanswered for ``silent_s`` (the driver takes them for lost, with their units)."""
+        now = time.monotonic()
+        lost = []
+        for name, hosts in self.ready.items():
+            for host in hosts:
+                if host.ping is None:
+                    if now - host.pinged >= every_s:
+                        host.ping, host.pinged = host.actor.ping.remote(), now
+                elif self.ray.wait([host.ping], timeout=0)[0]:
+                    try:
+                        self.ray.get(host.ping)
+                        host.ping = None
+                    except Exception as e:  # noqa: BLE001 - the actor or its node is gone
+                        lost.append((host, name, first_line(e)))
+                elif now - host.pinged > silent_s:
+                    lost.append((host, name, f"no answer to a ping for {silent_s:g} s"))
+        return lost
 
     def give_up(self, name: str, why: str) -> None:
         self.gone[name] = why
@@ -144,11 +201,13 @@ class HostPool:
         with contextlib.suppress(Exception):  # every server stops at once; a lost host is only killed
             self.ray.wait([h.actor.stop.remote() for h in hosts], num_returns=len(hosts), timeout=30)
         for host in hosts:
-            with contextlib.suppress(Exception):
-                self.ray.kill(host.actor)
-        for _name, actor, _ in self.starting.values():
-            with contextlib.suppress(Exception):
-                self.ray.kill(actor)
+            self._kill(host.actor)
+        for pending in self.starting.values():
+            self._kill(pending.actor)
+
+    def _kill(self, actor: Any) -> None:
+        with contextlib.suppress(Exception):  # already dead, or its node gone
+            self.ray.kill(actor, no_restart=True)
 
 
 def head_node(ray: Any) -> str:
@@ -160,6 +219,11 @@ def head_node(ray: Any) -> str:
         if node.get("Alive") and "node:__internal_head__" in node.get("Resources", {}):
             return str(node["NodeID"])
     return str(ray.get_runtime_context().get_node_id())
+
+
+def _toml(table: dict[str, float]) -> str:
+    """{'worker': 1.0} as models.toml spells it: { worker = 1 }."""
+    return "{ " + ", ".join(f"{k} = {v:g}" for k, v in table.items()) + " }"
 
 
 def first_line(e: BaseException) -> str:

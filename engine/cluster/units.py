@@ -63,6 +63,7 @@ class HostFacts(msgspec.Struct, kw_only=True):
     node_id: str
     model: ModelConfig  # with the started server's base_url and what it reports (window, slots)
     engine_version: str
+    served: str | None = None  # what its loopback server has loaded, asked on its node (identity)
 
 
 def landing_folder(db: Path) -> Path:

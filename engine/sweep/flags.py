@@ -94,12 +94,13 @@ def _import_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", type=Path, metavar="FILE", help="CSV with columns model,dataset,score (0-100)")
     p.add_argument("--suite", required=True, help="suite name (or path to a suite .toml)")
     p.add_argument("--override", action="store_true", help="imported scores win over item rows")
+    p.add_argument("--create", action="store_true", help="create the database if it does not exist yet")
 
 
 def _import(args: argparse.Namespace) -> int:
     from store.import_scores import import_file
 
-    name, n = import_file(db_of(args), args.suite, args.file, override=args.override)
+    name, n = import_file(db_of(args), args.suite, args.file, override=args.override, create=args.create)
     print(f"imported {n} dataset scores for suite {name} from {args.file}" + (" (override)" if args.override else ""))
     return 0
 
@@ -160,7 +161,7 @@ def _rescore(args: argparse.Namespace) -> int:
     from engine.sweep.rescore import RescoreOptions, rescore
 
     return rescore(RescoreOptions(db=args.db, datasets=csv_list(args.datasets), models=csv_list(args.models),
-                                  suite=args.suite, data_dir=args.data_dir, quiet=args.quiet,
+                                  models_text=args.models, suite=args.suite, data_dir=args.data_dir, quiet=args.quiet,
                                   workers=args.workers, command=" ".join(["rescore", *args.argv])))
 
 

@@ -85,9 +85,12 @@ def run_sweep(opts: SweepOptions, body: SweepBody) -> SweepResult:
 
 
 def stamp_run(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: ModelsFile, planned: list[PlannedDataset],
-              suite_version: str, run_id: str) -> dict[str, Stamps]:
+              suite_version: str, run_id: str, served: dict[str, str | None] | None = None) -> dict[str, Stamps]:
     """Before any call: --fresh, who answers (identities), each model's stamps, the stamp check against
-    stored rows, and what the run plans (models, planned items, datasets). Shared with engine/cluster."""
+    stored rows, and what the run plans (models, planned items, datasets). Shared with engine/cluster.
+
+    ``served``: what each loopback server has loaded, as asked where it runs (a cluster's host actors);
+    by default asked from here."""
     names = [m.name for m in cfg.models]
     if opts.fresh:
         n = resume.delete_rows(con, names, [p.id for p in planned])
@@ -95,7 +98,7 @@ def stamp_run(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: Models
         log(f"--fresh: deleted {n} stored rows of these models and datasets", quiet=opts.quiet)
     # Who answers: checked against the stored rows before anything is called (engine/sweep/identity.py).
     identities = check_identities(con, cfg, planned, allow_mixed=opts.allow_mixed, fresh=opts.fresh, quiet=opts.quiet,
-                                  served=served_models(cfg))
+                                  served=served_models(cfg) if served is None else served)
     versions = store_identity.model_versions(con, names)  # what the stored answers say they were made by
     stamps = {m.name: Stamps(suite_version, {p.id: run_stamp(p.dataset, request_stamp(m, p.dataset)) for p in planned},
                              run_id=run_id, price=m.price, max_output=m.max_tokens, identity=identities[m.name],
@@ -116,12 +119,11 @@ def stamp_run(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg: Models
 def _record_run_inputs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[PlannedDataset]) -> None:
     now = datetime.now(timezone.utc)
     with transaction(con):  # one commit, not one per statement
-        for m in cfg.models:
-            runs.record_model(con, m.name, provider=m.provider, base_url=public_url(base_url(m)), model_id=m.model,
-                              metadata=m.metadata, generation=m.request_stamp(), updated_at=now)
-            # What was asked for, so coverage counts items never attempted (a killed run) as missing.
-            for p in planned:
-                runs.record_planned(con, m.name, p.id, p.size, now)
+        runs.record_models(con, [runs.ModelRow(m.name, provider=m.provider, base_url=public_url(base_url(m)),
+                                               model_id=m.model, metadata=m.metadata, generation=m.request_stamp())
+                                 for m in cfg.models], now)
+        # What was asked for, so coverage counts items never attempted (a killed run) as missing.
+        runs.record_planned_many(con, [(m.name, p.id, p.size) for m in cfg.models for p in planned], now)
         runs.record_datasets(con, [p.dataset for p in planned])
 
 

@@ -97,8 +97,12 @@ def _json(text: str | None) -> Any:
     return None if text is None else orjson.loads(text)
 
 
-def _models(con: duckdb.DuckDBPyConnection, requested: list[str] | None) -> list[str]:
+def _models(con: duckdb.DuckDBPyConnection, requested: list[str] | None, typed: str | None = None) -> list[str]:
+    """``typed``: --models as given. A stored name it equals is chosen whole, so a name stored before names
+    were checked (benchmark/names.py: a comma, a space at an end) can still be chosen."""
     stored = [r[0] for r in con.execute("SELECT DISTINCT model FROM results ORDER BY 1").fetchall()]
+    if typed is not None and typed in stored:
+        return [typed]
     if requested:
         unknown = sorted(set(requested) - set(stored))
         if unknown:
@@ -220,6 +224,7 @@ class RescoreOptions(msgspec.Struct, frozen=True, kw_only=True):
     db: Path
     datasets: list[str] | None = None  # None: every stored dataset
     models: list[str] | None = None  # None: every stored model
+    models_text: str | None = None  # --models as typed: a stored name it equals is chosen whole
     suite: str | None = None  # the datasets of this suite (name or TOML path)
     data_dir: Path = Path("data")  # where the items are rendered from
     quiet: bool = False  # no progress bars
@@ -254,7 +259,7 @@ def rescore(opts: RescoreOptions) -> int:
         raise UserError(f"{opts.db}: no such database")
     con = connect(opts.db)
     try:
-        models = _models(con, opts.models)
+        models = _models(con, opts.models, opts.models_text)
         datasets = _datasets(con, opts.datasets, opts.suite)
         rescore_id = uuid.uuid4().hex[:12]
         close_stale_runs(con)  # a rescore or a sweep killed earlier: we hold the write lock now

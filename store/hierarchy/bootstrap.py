@@ -70,7 +70,12 @@ def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = DEFAU
     t0 = time.perf_counter()
     fp = fingerprint(con, replicates, seed)
     stored = con.execute("SELECT fingerprint, signature = interval_signature() FROM interval_state").fetchone()
-    if stored is not None and stored[0] == fp and stored[1] and not force:
+    if stored is not None and stored[0] == fp and not force:
+        if not stored[1]:
+            # Same inputs, new signature (a rerun reloads the suite: its loaded_at moves): the bounds are
+            # what a recomputation would give, so only the signature the views check is brought up to date.
+            with transaction(con):
+                con.execute("UPDATE interval_state SET signature = interval_signature()")
         return IntervalRun(False, time.perf_counter() - t0, replicates)
     signature = con.execute("SELECT interval_signature()").fetchone()
     phases = {"fingerprint": time.perf_counter() - t0, **build_replicates(con, replicates=replicates, seed=seed)}

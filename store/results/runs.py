@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 import orjson
@@ -51,6 +51,22 @@ def record_model(con: duckdb.DuckDBPyConnection, name: str, *, provider: str, ba
                  orjson.dumps(generation).decode(), updated_at])
 
 
+class ModelRow(NamedTuple):
+    name: str
+    provider: str
+    base_url: str | None
+    model_id: str
+    metadata: dict[str, Any]
+    generation: dict[str, Any]
+
+
+def record_models(con: duckdb.DuckDBPyConnection, models: Iterable[ModelRow], updated_at: datetime) -> None:
+    """record_model for many models in one statement."""
+    _replace_many(con, "models (name, provider, base_url, model_id, metadata, generation, updated_at)", 1,
+                  [(m.name, m.provider, m.base_url, m.model_id, orjson.dumps(m.metadata).decode(),
+                    orjson.dumps(m.generation).decode(), updated_at) for m in models])
+
+
 def record_planned(con: duckdb.DuckDBPyConnection, model: str, dataset: str, planned: int,
                    updated_at: datetime) -> None:
     """How many rows the sweep asks of (model, dataset): coverage counts the missing ones."""
@@ -58,21 +74,42 @@ def record_planned(con: duckdb.DuckDBPyConnection, model: str, dataset: str, pla
                 [model, dataset, planned, updated_at])
 
 
+def record_planned_many(con: duckdb.DuckDBPyConnection, planned: Iterable[tuple[str, str, int]],
+                        updated_at: datetime) -> None:
+    """record_planned for many (model, dataset, planned) at once: one statement (an INSERT OR REPLACE costs
+    DuckDB ~2 ms whatever its size; 10 models x 5 datasets were 0.1 s of a sweep's start)."""
+    _replace_many(con, "planned_items (model, dataset, planned, updated_at)", 2,
+                  [(m, d, n, updated_at) for m, d, n in planned])
+
+
+def _replace_many(con: duckdb.DuckDBPyConnection, table: str, key_len: int, rows: list[tuple[Any, ...]]) -> None:
+    """INSERT OR REPLACE of many rows in one statement; a key given twice keeps its last row, as one
+    statement per row did (DuckDB refuses a key twice within one statement)."""
+    unique = list({r[:key_len]: r for r in rows}.values())
+    if not unique:
+        return
+    marks = "(" + ", ".join("?" * len(unique[0])) + ")"
+    con.execute(f"INSERT OR REPLACE INTO {table} VALUES " + ", ".join([marks] * len(unique)),
+                [v for r in unique for v in r])
+
+
 def record_metrics(con: duckdb.DuckDBPyConnection, dataset: str, metrics: Iterable[MetricSpec],
                    scorer_version: str) -> None:
     """How the views aggregate this dataset's rows (one `dataset_metrics` row per metric)."""
-    for spec in metrics:
-        con.execute("INSERT OR REPLACE INTO dataset_metrics (dataset, metric, kind, a, b, c, is_primary, "
-                    "scorer_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [dataset, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, scorer_version])
+    _replace_many(con, "dataset_metrics (dataset, metric, kind, a, b, c, is_primary, scorer_version)", 2,
+                  [(dataset, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, scorer_version)
+                   for spec in metrics])
 
 
 def record_datasets(con: duckdb.DuckDBPyConnection, datasets: Iterable[Dataset]) -> None:
     """How the datasets' item rows aggregate (dataset_metrics), as their adapters declare it now, and their
-    declared baselines (dataset_baselines; None where an adapter declares none)."""
-    for ds in datasets:
-        record_metrics(con, ds.id, ds.metrics, ds.scorer_version)
-        record_baselines(con, ds.id, chance=ds.chance_baseline, majority=ds.majority_baseline)
+    declared baselines (dataset_baselines; None where an adapter declares none). One statement per table."""
+    datasets = list(datasets)
+    _replace_many(con, "dataset_metrics (dataset, metric, kind, a, b, c, is_primary, scorer_version)", 2,
+                  [(ds.id, spec.name, spec.kind, spec.a, spec.b, spec.c, spec.primary, ds.scorer_version)
+                   for ds in datasets for spec in ds.metrics])
+    _replace_many(con, "dataset_baselines (dataset, chance, majority)", 1,
+                  [(ds.id, ds.chance_baseline, ds.majority_baseline) for ds in datasets])
 
 
 def record_baselines(con: duckdb.DuckDBPyConnection, dataset: str, *, chance: float | None,

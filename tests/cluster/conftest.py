@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.fake_vllm import write_executable
+from tests.conftest import alone
 
 ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
@@ -33,10 +34,10 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 # No log monitor (its worker logs would go to drivers that run --quiet) and, on the head, no autoscaler
 # monitor (nothing scales here): two Python processes a node less, each polling all along.
 LEAN = dict(include_log_monitor=False)
-WORKER = dict(num_cpus=2, num_gpus=1, resources={"worker": 1}, **LEAN)
-# A lost node is declared dead after about 1 s instead of Ray's 15 s (5 missed checks 3 s apart): the loss
-# test waits for it, and on loopback a check never misses by accident.
-FAST_DEATH = {"health_check_period_ms": 500, "health_check_timeout_ms": 500, "health_check_failure_threshold": 2}
+# `worker = 4`: room for more than one host pinned there, as on the cluster where a lost node hung a sweep.
+WORKER = dict(num_cpus=2, num_gpus=1, resources={"worker": 4}, **LEAN)
+# Ray's own failure detection (a lost node is declared dead after 5 missed checks 3 s apart, 15 s or more), as
+# on a user's cluster: a sweep must not depend on Ray noticing a loss quickly.
 
 
 @dataclass
@@ -51,11 +52,19 @@ class LocalCluster:
         """pid -> command line of every process the cluster started (they inherit its RAY_TMPDIR)."""
         return processes_with(f"RAY_TMPDIR={self.bin.parent}")
 
-    def kill_worker(self) -> None:
-        """The worker node dies (its raylet and every process on it); a replacement joins, as an autoscaler
-        or KubeRay would bring one."""
+    def kill_worker(self, back_after_s: float = 2.0) -> None:
+        """The worker node dies (its raylet and every process on it: SIGKILL); an identical one joins
+        ``back_after_s`` later, as an autoscaler or KubeRay would bring one."""
         self.cluster.remove_node(self.worker, allow_graceful=False)
+        time.sleep(back_after_s)
         self.worker = self.cluster.add_node(**WORKER)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cluster_alone() -> Iterator[None]:
+    """The cluster's tests watch deadlines and rates: no other worker's test runs beside them."""
+    with alone():
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +89,7 @@ def local_cluster() -> Iterator[LocalCluster]:
     os.environ["PATH"] = f"{tmp / 'bin'}{os.pathsep}{os.environ['PATH']}"
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), saved["PYTHONPATH"]]))
     cluster = Cluster(initialize_head=True, head_node_args=dict(num_cpus=2, include_dashboard=False, no_monitor=True,
-                                                                temp_dir=str(tmp / "ray"), _system_config=FAST_DEATH,
+                                                                temp_dir=str(tmp / "ray"),
                                                                 **LEAN))
     try:
         worker = cluster.add_node(**WORKER)

@@ -4,7 +4,8 @@ the simulator's OpenAI wire (simulator/) with vLLM's `/health` and its `/v1/mode
 The tests put an executable named `vllm` that runs this module on PATH; provider = "vllm" is checked only
 against it until a run on a GPU machine. Knobs: FAKE_VLLM_KNOBS (JSON, the simulator's), FAKE_VLLM_MAX_LEN
 (the window it reports); `--die-after N` among the arguments (models.toml's serve_args): exit after N chat
-requests, a server that dies.
+requests, a server that dies; `--latency-ms MS`: each answer takes that long (a server still answering
+when the fault tests kill it).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def main() -> None:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--served-model-name")
     p.add_argument("--die-after", type=int, default=0)
+    p.add_argument("--latency-ms", type=float, default=0.0)
     args, _rest = p.parse_known_args()
     name = args.served_model_name or args.model
     max_len = int(os.environ.get("FAKE_VLLM_MAX_LEN", "4096"))
@@ -61,7 +63,8 @@ def main() -> None:
                 os._exit(3)
         return await handler(request)
 
-    knobs = orjson.loads(os.environ.get("FAKE_VLLM_KNOBS", "{}"))
+    knobs = {**({"latency_ms": args.latency_ms} if args.latency_ms else {}),
+             **orjson.loads(os.environ.get("FAKE_VLLM_KNOBS", "{}"))}
     app = build_app(config_from_knobs(**knobs), middlewares=[vllm_routes])
     web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
 

@@ -148,3 +148,14 @@ def test_the_file_is_read_as_a_stream(db, tmp_path, monkeypatch):
         tracemalloc.stop()
     assert peak < size, (peak, size)  # read whole, it took ten times the file's size
     assert query(db, "SELECT count(*) FROM external_scores") == [(0,)]
+
+
+def test_create_starts_a_database_of_its_own(tmp_path, capsys):
+    new = tmp_path / "scores.duckdb"
+    assert run(new, tmp_path, "model,dataset,score\nm,sst2,80\n") == 2
+    assert "give --create to start a new one" in capsys.readouterr().err and not new.exists()
+    assert run(new, tmp_path, "model,dataset,score\nm,nope,80\n", "--create") == 2  # a bad file: nothing made
+    assert not new.exists()
+    assert run(new, tmp_path, "model,dataset,score\nm,sst2,80\n", "--create") == 0
+    assert query(new, "SELECT model, dataset, score FROM external_scores") == [("m", "sst2", 80.0)]
+    assert query(new, "SELECT count(*) FROM leaderboard WHERE model = 'm'") == [(1,)]

@@ -189,6 +189,24 @@ def test_recomputes_only_when_the_inputs_change(con, tmp_path):
     assert compute_intervals(con, replicates=200).recomputed
 
 
+def test_the_same_suite_loaded_again_keeps_the_bounds_without_a_recomputation(con, tmp_path):
+    """A rerun reloads the suite (its loaded_at moves, so the views' signature does): the inputs are the
+    same, so the stored bounds are shown again without the bootstrap, and are what it would give."""
+    suite = flat_suite({"a": (1, ["d1"])})
+    load_toml(con, tmp_path, suite)
+    metric(con, "d1")
+    items(con, "m", "d1", _bits(30, 10))
+    compute_intervals(con, replicates=100)
+    bounds = "SELECT ci_low, ci_high, rank_low, rank_high FROM leaderboard"
+    want = con.execute(bounds).fetchall()
+    con.execute("UPDATE suites SET loaded_at = loaded_at + INTERVAL 1 SECOND")  # what a reload changes
+    assert con.execute("SELECT ci_low FROM leaderboard").fetchall() == [(None,)]
+    assert not compute_intervals(con, replicates=100).recomputed
+    assert con.execute(bounds).fetchall() == want
+    assert compute_intervals(con, replicates=100, force=True).recomputed
+    assert con.execute(bounds).fetchall() == want
+
+
 def test_views_hide_bounds_of_older_results(con, tmp_path):
     """New rows (a sweep running) make the stored bounds stale: the views show none until recomputed."""
     load_toml(con, tmp_path, flat_suite({"a": (1, ["d1"])}))

@@ -202,3 +202,21 @@ def test_runs_a_killed_process_left_running_are_marked_interrupted_by_the_next_r
         True: "interrupted", False: "complete"}
     assert con.execute("SELECT outcome FROM runs").fetchall() == [("interrupted",)]
     con.close()
+
+
+def test_models_selects_a_stored_name_holding_a_comma(tmp_path, capsys):
+    """A name stored before names were checked (a comma, an edge space) is still chosen with --models."""
+    from engine.cli import main
+
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    insert_rows(con, [row(model=m, dataset="synthetic", item_id="s000001", prediction="A", gold="B", score=1.0)
+                      for m in ("org,model", "other")])
+    con.close()
+    assert main(["rescore", str(db), "--models", "org,model", "--datasets", "synthetic", "--workers", "1",
+                 "--quiet"]) == 0
+    con = duckdb.connect(str(db), read_only=True)
+    assert dict(con.execute("SELECT model, score FROM results").fetchall()) == {"org,model": 0.0, "other": 1.0}
+    con.close()
+    assert main(["rescore", str(db), "--models", "org", "--quiet"]) == 2  # a part of it is not a name
+    assert "no stored rows for model(s) org" in capsys.readouterr().err
