@@ -27,10 +27,9 @@ from benchmark.dataset import Message, stable_hash
 from benchmark.episodes.dataset import EpisodeSettings, companion_messages, scenario_of, settings_of
 from benchmark.episodes.scenario import Event, Probe, Scenario
 from benchmark.episodes.scoring import Transcript, TurnRecord
-from benchmark.episodes.seeker import SEEKER_PROMPT_VERSION, seeker_messages
 from engine.config import ModelConfig
 from engine.lanes.model_lane import Stamps, build_row
-from engine.lanes.simulator import SeekerTurn, Simulator, SimulatorOverBudget
+from engine.lanes.simulator import SEEKER_PROMPT_VERSION, SeekerTurn, Simulator, SimulatorOverBudget, seeker_messages
 from engine.lanes.work import Work
 from engine.run.context import RunContext, cost_bound
 from engine.run.generation import ProviderSet
