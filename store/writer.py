@@ -132,6 +132,7 @@ class Writer:
         self.rows_written = 0
         self._rows_put = 0
         self.finished = anyio.Event()
+        self._flushed = anyio.Event()  # set (and replaced) at each flush: `stored` waits on it
 
     async def put(self, row: Any) -> None:
         # No checkpoint while the buffer has room: the caller has just awaited its call, and
@@ -148,6 +149,16 @@ class Writer:
         while self.rows_written < target and not self.finished.is_set():
             await anyio.sleep(poll_s)
 
+    @property
+    def rows_put(self) -> int:
+        return self._rows_put
+
+    async def stored(self, n: int) -> None:
+        """Wait until the first ``n`` rows put are in the database (or the writer ended), woken by the flush
+        itself: an episode waits for its turn's row before its next call (engine/lanes/episode.py)."""
+        while self.rows_written < n and not self.finished.is_set():
+            await self._flushed.wait()
+
     async def close(self) -> None:
         """No more rows: the run loop flushes what it has and returns."""
         await self._send.aclose()
@@ -157,6 +168,7 @@ class Writer:
             await self._run()
         finally:
             self.finished.set()
+            self._flushed.set()
 
     async def _run(self) -> None:
         async with self._recv:
@@ -190,6 +202,8 @@ class Writer:
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(self._insert, self._con, batch)
                 self.rows_written += len(batch)
+                self._flushed.set()
+                self._flushed = anyio.Event()
                 if self.on_flush is not None:
                     self.on_flush(batch)
                 if closed:

@@ -32,7 +32,7 @@ def synthetic_scenario(raw: dict) -> Scenario:
         facts=(f"My dog is called {pet}.",),
         events=(Event(2, "You just got a message that your rent is going up."),) if n % 5 == 0 else (),
     )
-    sessions = (first,)
+    sessions: tuple[Session, ...] = (first,)
     if n % 3 == 0:
         sessions += (Session(gap="a week later", probes=(Probe(1, "Do you remember my dog's name?", pet),)),)
     return Scenario(id=f"e{n:05d}", language="en", seeker=f"a person in their {20 + n % 40}s",

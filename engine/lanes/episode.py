@@ -27,10 +27,9 @@ from benchmark.dataset import Message, stable_hash
 from benchmark.episodes.dataset import EpisodeSettings, companion_messages, scenario_of, settings_of
 from benchmark.episodes.scenario import Event, Probe, Scenario
 from benchmark.episodes.scoring import Transcript, TurnRecord
-from benchmark.episodes.seeker import SEEKER_PROMPT_VERSION, seeker_messages
 from engine.config import ModelConfig
 from engine.lanes.model_lane import Stamps, build_row
-from engine.lanes.simulator import SeekerTurn, Simulator, SimulatorOverBudget
+from engine.lanes.simulator import SEEKER_PROMPT_VERSION, SeekerTurn, Simulator, SimulatorOverBudget, seeker_messages
 from engine.lanes.work import Work
 from engine.run.context import RunContext, cost_bound
 from engine.run.generation import ProviderSet
@@ -88,7 +87,6 @@ class EpisodeLane:
                 return STOP  # this episode and the rest stay unfinished: the next run continues them
             if row is None:
                 return STOP
-            await self.shared.turns.synced()  # its turns before its results row: a finished episode is whole
             await ctx.answers.put(row)
             ctx.progress.advance(self.m.name, ok=row.status == "ok")
             return None
@@ -261,8 +259,11 @@ class Episode:
             prompt_hash=lane.stamps.prompt_hash[self.ds.id] if companion else f"seeker-{SEEKER_PROMPT_VERSION}",
             identity=lane.stamps.identity.get(self.ds.id) if companion else lane.shared.sim_identity,
             run_id=lane.stamps.run_id, started_at=started, finished_at=datetime.now(timezone.utc))
-        await lane.shared.turns.put(row)
+        writer = lane.shared.turns
+        await writer.put(row)
         lane.shared.stats.turns[status] += 1
+        # Stored before the next call: a kill at any moment asks again only the calls then in flight.
+        await writer.stored(writer.rows_put)
         return row
 
     def finish(self, end: str, *, blocked: str | None = None) -> ResultRow:
@@ -293,8 +294,9 @@ def start_episodes(ctx: RunContext, cfg: ModelConfig, planned: list[Any], sim_id
 
     seeker_tokens = max((p.dataset.seeker_max_tokens for p in planned), default=300)
     sim = Simulator(cfg, ctx.limits.get(cfg.name), ctx.breakers.get(cfg.name), max_tokens=seeker_tokens)
-    # A short flush: a kill loses at most the turns of the last tenth of a second (asked again).
-    writer = Writer(ctx.con.cursor(), insert=insert_turns, table="turns", key=KEY, flush_s=0.1)
+    # Each episode waits for its turn's row before its next call (Episode._store): a short flush window,
+    # so a batch holds the turns of every episode that returned meanwhile and none waits long.
+    writer = Writer(ctx.con.cursor(), insert=insert_turns, table="turns", key=KEY, flush_s=0.01)
     ctx.add_writer(writer)
 
     async def close() -> None:

@@ -16,7 +16,10 @@ from typing import Any
 import msgspec
 
 from benchmark.dataset import Message
-from benchmark.episodes.seeker import SEEKER_SCHEMA, SeekerReply, read_seeker_reply
+from benchmark.episodes.seeker import SEEKER_SCHEMA, SeekerReply
+from benchmark.episodes.seeking import SEEKER_PROMPT_VERSION, read_seeker_reply, seeker_messages
+
+__all__ = ["SEEKER_PROMPT_VERSION", "Simulator", "seeker_messages"]
 from engine.config import ModelConfig, base_url
 from engine.run.context import Budget, cost_bound
 from providers.base import CallOptions, ChatResult, Provider

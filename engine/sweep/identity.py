@@ -97,7 +97,7 @@ def simulator_identity(m: ModelConfig | None) -> str | None:
     """Who plays the seeker, in one string: provider, base URL, model id, its prompt template's version."""
     if m is None:
         return None
-    from benchmark.episodes.seeker import SEEKER_PROMPT_VERSION
+    from benchmark.episodes.seeking import SEEKER_PROMPT_VERSION
 
     return f"{m.provider} {endpoint(m)} {m.model} seeker-prompt {SEEKER_PROMPT_VERSION}"
 

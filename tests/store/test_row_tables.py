@@ -10,7 +10,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from store import compactbench, extractions, judgements, writer
+from store import compactbench, extractions, judgements, turns, writer
 from store.views import ensure_views
 
 # DuckDB's type names for the Arrow types the writers use.
@@ -23,6 +23,7 @@ TABLES = [
     ("extractions", extractions.ExtractionRow, extractions._SCHEMA),
     ("compact_items", compactbench.ItemRow, compactbench._ITEM_SCHEMA),
     ("compact_steps", compactbench.StepRow, compactbench._STEP_SCHEMA),
+    ("turns", turns.TurnRow, turns._SCHEMA),
 ]
 
 
@@ -31,6 +32,7 @@ def con():
     c = duckdb.connect()
     ensure_views(c)
     compactbench.ensure_compactbench(c)
+    turns.ensure_turn_tables(c)
     yield c
     c.close()
 
@@ -52,7 +54,7 @@ def test_arrow_types_are_the_ddl_types(con, table, row, schema):
 
 
 @pytest.mark.parametrize(("table", "key"), [("results", writer.RESULT_KEY), ("judgements", judgements.KEY),
-                                            ("extractions", extractions.KEY)])
+                                            ("extractions", extractions.KEY), ("turns", turns.KEY)])
 def test_the_writers_key_is_the_tables_primary_key(con, table, key):
     got = con.execute("SELECT constraint_column_names FROM duckdb_constraints() "
                       "WHERE table_name = ? AND constraint_type = 'PRIMARY KEY'", [table]).fetchone()
