@@ -67,3 +67,30 @@ def test_esconv_real_data():
     assert all(s.start_emotion in (18, 26, 34, 42, 50) for s in scenarios)
     assert sum(s.sessions[0].opening is not None for s in scenarios) > 0.9 * len(scenarios)
     assert len({s.emotion for s in scenarios}) >= 4
+
+
+# ------------------------------------------------------------------ cped_support
+
+def test_cped_fixture_scenarios():
+    ds = episodes("cped_support")
+    records = list(ds.records(FIXTURES))
+    assert [i for i, _ in records] == ["1_000", "1_002"]  # 1_001 has no negative speaker
+    s = ds.scenario(records[0][1])
+    # 小王: 3 of 4 utterances negative (depress twice, anger once) -> start 50 - 30 * 3/4 = 27.5 -> 28
+    assert (s.language, s.emotion, s.start_emotion) == ("zh", "沮丧", 28)
+    assert s.seeker == "一位年轻男性，性格情绪容易波动、内向、乐于接受新事物、不太随和、做事认真"
+    assert s.sessions[0].opening == "我又被老板骂了"
+    assert "我觉得自己什么都做不好" in s.situation and "你怎么了" not in s.situation
+    # a tie (小赵 and 小孙 one negative each): the first to speak; 1 of 2 negative -> 35
+    t = ds.scenario(records[1][1])
+    assert (t.emotion, t.start_emotion, t.sessions[0].opening) == ("恐惧", 35, "明天就要考试了")
+    assert "青少年男性" in t.seeker
+
+
+def test_cped_real_data():
+    records = _real("cped_support")
+    ds = episodes("cped_support")
+    scenarios = [ds.scenario(r) for _, r in records]
+    assert len(scenarios) >= 50 and len({s.id for s in scenarios}) == len(scenarios)
+    assert all(20 <= s.start_emotion <= 50 and s.sessions[0].opening for s in scenarios)
+    assert all(s.language == "zh" and s.emotion for s in scenarios)
