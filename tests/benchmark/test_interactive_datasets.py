@@ -94,3 +94,47 @@ def test_cped_real_data():
     assert len(scenarios) >= 50 and len({s.id for s in scenarios}) == len(scenarios)
     assert all(20 <= s.start_emotion <= 50 and s.sessions[0].opening for s in scenarios)
     assert all(s.language == "zh" and s.emotion for s in scenarios)
+
+
+# ------------------------------------------------------------------ memory_sessions
+
+@pytest.mark.parametrize("question, expected", [
+    ("What is the name of Ada's cat?", "What is the name of my cat?"),
+    ("Where does Ada work?", "Where do I work?"),
+    ("What type of car did Ada get?", "What type of car did I get?"),
+    ("What adoption agency is Ada considering?", "What adoption agency am I considering?"),
+    ("Which bird mesmerizes Ada?", "Which bird mesmerizes me?"),
+])
+def test_memory_questions_in_the_first_person(question, expected):
+    from benchmark.datasets.memory_sessions import first_person
+
+    assert first_person(question, "Ada") == expected
+
+
+def test_memory_fixture_scenario():
+    ds = episodes("memory_sessions")
+    records = list(ds.records(FIXTURES))
+    # Ben's only single-hop question about himself: none (the one naming him is answered by Ada's words)
+    assert [i for i, _ in records] == ["conv-x-a"]
+    s = ds.scenario(records[0][1])
+    assert len(s.sessions) == 3 and s.start_emotion == 50
+    one, two, three = s.sessions
+    assert one.facts == ("Hi Ben! I just adopted a cat called Pixel.",) and one.opening == one.facts[0]
+    assert two.facts == ("Great. I also got a job at the library.",) and two.gap == "on 20 March, 2023"
+    # session 3 asks back what sessions 1-2 told (not session 3's move, not the temporal or adversarial ones)
+    assert [(p.turn, p.question, p.answer) for p in three.probes] == [
+        (1, "Do you remember? What is the name of my cat?", "Pixel"),
+        (2, "Do you remember? Where do I work?", "the library")]
+    assert ds.render(*records[0]).meta["episode"]["sessions"] == 3
+
+
+def test_memory_real_data():
+    records = _real("memory_sessions")
+    ds = episodes("memory_sessions")
+    scenarios = [ds.scenario(r) for _, r in records]
+    assert len(scenarios) >= 10  # 17 of LoCoMo's 20 speakers
+    for s in scenarios:
+        probes = s.sessions[2].probes
+        assert 1 <= len(probes) <= 3 and all(p.answer for p in probes)
+        told = " ".join(f for session in s.sessions[:2] for f in session.facts)
+        assert told  # every probe's evidence was told in sessions 1-2
