@@ -26,7 +26,7 @@ import orjson
 # the answer (rendered per wire: OpenAI message.refusal / content_filter,
 # Anthropic stop_reason "refusal", Gemini promptFeedback / finishReason SAFETY).
 FAULT_KINDS = ("429", "500", "503", "malformed", "drop", "quota", "overloaded", "refusal", "blocked")
-ANSWER_MODES = ("letter", "echo", "gold", "fixed", "judge")  # judge[:malformed[:refuse]]: simulator/judge.py
+ANSWER_MODES = ("letter", "echo", "gold", "fixed", "judge", "seeker")  # judge[:malformed[:refuse]]: simulator/judge.py; seeker[:malformed]: simulator/seeker.py
 MODEL_SUFFIX = "-sim-2024"
 # Knobs a model profile may override; everything else is server-wide.
 PROFILE_KEYS = ("latency_ms", "jitter_ms", "rpm", "faults", "mode", "fail_first", "account")
@@ -130,7 +130,7 @@ def parse_profile(spec: str) -> tuple[str, dict[str, Any]]:
 
 def _check_mode(mode: str) -> str:
     if mode.split(":", 1)[0] not in ANSWER_MODES or mode == "fixed":
-        raise ValueError(f"unknown mode {mode!r}; use letter, echo, gold, fixed:<text> or judge[:malformed[:refuse]]")
+        raise ValueError(f"unknown mode {mode!r}; use letter, echo, gold, fixed:<text>, judge[:malformed[:refuse]] or seeker[:malformed]")
     return mode
 
 
@@ -221,6 +221,10 @@ def make_answer(mode: str, last_user: str, texts: list[str]) -> str:
         from simulator.judge import judge_reply
 
         return judge_reply(mode, last_user)
+    if mode.startswith("seeker"):
+        from simulator.seeker import answer
+
+        return answer(mode, last_user, texts)
     if mode == "gold":
         for text in reversed(texts):
             found = _GOLD_RE.search(text)

@@ -112,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fault", help=f"kind=prob,... kinds: {', '.join(FAULT_KINDS)}")
     p.add_argument("--profile", action="append", default=[], metavar="NAME:K=V,...",
                    help="per-model override, e.g. m1:latency_ms=50,rpm=120,fault.429=0.1")
-    p.add_argument("--mode", help="letter (default), echo, gold or fixed:<text>")
+    p.add_argument("--mode", help="letter (default), echo, gold, fixed:<text>, judge[:malformed[:refuse]] or seeker[:malformed]")
     p.add_argument("--fail-first", type=int, help="first N requests per prompt get 503")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--api-key", help="require this key (Bearer / x-api-key / x-goog-api-key)")
