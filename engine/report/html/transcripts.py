@@ -16,7 +16,7 @@ from engine.report.estimated import relation_exists
 _SQL = """
 SELECT dataset, model, item_id, sample, session, turn, role, status, content, emotion, reason
 FROM turns {where}
-ORDER BY dataset, model, item_id, sample, session, turn, role = 'companion'
+ORDER BY dataset, model, item_id, sample, session, turn, role = 'seeker'  -- the companion speaks, then the seeker answers
 """
 
 

@@ -1,0 +1,89 @@
+"""Episodes seen as dialogues: a sweep of synthetic episodes against the simulated server (companion in
+echo mode, a scripted JSON seeker), then the HTML report's item browser in headless Chromium shows each
+episode as its transcript with the seeker's emotion curve; `export` writes the `turns` table."""
+
+from __future__ import annotations
+
+import csv
+from datetime import datetime, timezone
+
+import duckdb
+import pytest
+
+from engine.report.html.items import items_payload
+from simulator.server import SimServerProcess
+from store.turns import TurnRow, insert_turns
+from tests.integration.helpers import query, run_cli
+from tests.integration.report_db import loaded_page, screenshot_dir
+from tests.integration.test_episodes import SEEKER, models, sweep_args
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("episodes")
+    db = tmp / "r.duckdb"
+    with SimServerProcess(mode="echo", profiles={"seeker-sim": {"mode": "fixed:" + SEEKER}}, seed=1) as sim:
+        r = run_cli(*sweep_args(models(tmp / "models.toml", sim.base_url), db, 3, 2))
+        assert r.returncode == 0, r.stderr
+    return db
+
+
+def test_items_payload_carries_each_episode_in_order_with_marks(swept, tmp_path):
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(swept.read_bytes())
+    item = query(db, "SELECT min(item_id) FROM turns")[0][0]
+    now = datetime.now(timezone.utc)
+    # A refused companion turn and an unreadable seeker reply, through the turns writer's insert.
+    extra = [TurnRow("m1", "synthetic_episodes", item, 0, 9, 1, role, status, text, None, None, None, None, None,
+                     1, None, None, None, "m1", None, "h", None, None, now, now)
+             for role, status, text in (("companion", "blocked", "I can't help with that."),
+                                        ("seeker", "unreadable", "not json"))]
+    with duckdb.connect(str(db)) as con:
+        insert_turns(con, extra)
+        block = items_payload(con, dataset="synthetic_episodes")["synthetic_episodes"]
+    turns = block["turns"]["m1"][item]
+    assert set(block["turns"]["m1"]) == set(block["ids"])  # every episode has its transcript
+    assert turns[0][2] == "seeker" and turns[0][1] == 0  # the seeker opens
+    # Within an exchange the companion speaks before the seeker answers it.
+    assert [t[2] for t in turns if t[0] == 0 and t[1] == 1] == ["companion", "seeker"]
+    answered = [t for t in turns if t[2] == "seeker" and t[1] > 0 and t[3] == "ok"]
+    assert answered and all(t[5] == 60 and t[6] == "heard" for t in answered)
+    assert turns[-2:] == [[9, 1, "companion", "blocked", "I can't help with that.", None, None],
+                          [9, 1, "seeker", "unreadable", "not json", None, None]]
+
+
+def test_item_browser_shows_a_transcript_with_its_curve(swept, tmp_path):
+    out = tmp_path / "report.html"
+    r = run_cli("report", str(swept), "--html", str(out))
+    assert r.returncode == 0, r.stderr
+    with loaded_page(out.as_uri()) as page:
+        page.select_option("#it-dataset", "synthetic_episodes")
+        page.select_option("#it-model", "m1")
+        page.select_option("#it-filter", "all")
+        page.wait_for_selector("#it-table .transcript")
+        first = page.locator("#it-table .transcript").first
+        text = first.inner_text()
+        assert "session 1" in text and "opens seeker" in text
+        assert "turn 1 companion" in text and "seeker (emotion 60: heard)" in text
+        assert page.locator("#it-table .transcript").count() == 3
+        # The curve: one point per seeker turn that reported an emotion.
+        n_emotions = query(swept, "SELECT count(*) FROM turns WHERE role = 'seeker' AND emotion IS NOT NULL "
+                                  "AND item_id = (SELECT min(item_id) FROM turns)")[0][0]
+        points = first.locator("svg.curve polyline").get_attribute("points") or ""
+        assert len(points.split()) == n_emotions
+        page.locator("#items").screenshot(path=str(screenshot_dir() / "report-episodes.png"))
+
+
+def test_export_writes_turns(swept, tmp_path):
+    r = run_cli("export", str(swept), "--out", str(tmp_path / "x"))
+    assert r.returncode == 0, r.stderr
+    files = {p.name: p for p in (tmp_path / "x").rglob("*")}
+    turns = next(p for name, p in files.items() if name.startswith("turns."))
+    n = query(swept, "SELECT count(*) FROM turns")[0][0]
+    if turns.suffix == ".csv":
+        with turns.open() as f:
+            assert sum(1 for _ in csv.DictReader(f)) == n
+    else:
+        with duckdb.connect() as con:
+            assert con.execute(f"SELECT count(*) FROM '{turns}'").fetchall() == [(n,)]
+    assert any(name.startswith("episodes.") for name in files)
