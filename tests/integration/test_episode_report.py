@@ -87,3 +87,13 @@ def test_export_writes_turns(swept, tmp_path):
         with duckdb.connect() as con:
             assert con.execute(f"SELECT count(*) FROM '{turns}'").fetchall() == [(n,)]
     assert any(name.startswith("episodes.") for name in files)
+
+
+def test_drilldown_names_episode_outcomes(swept):
+    r = run_cli("report", str(swept), "--model", "m1", "--format", "csv")  # one row per node, unwrapped
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if "interactive:" in x)
+    # 3 episodes of 2 exchanges per session, the seeker fixed at 60: none reaches 100 or falls under 10.
+    n_ex = query(swept, "SELECT count(*) FROM turns WHERE role = 'companion' AND status = 'ok'")[0][0]
+    assert f"interactive: 3 episodes ({n_ex} exchanges), final emotion 60.00, 0 success, 0 failure, 3 at cap" in line
+    assert "refused" not in line and "simulator errors" not in line
