@@ -5,6 +5,9 @@ episode as its transcript with the seeker's emotion curve; `export` writes the `
 from __future__ import annotations
 
 import csv
+import subprocess
+import sys
+import time
 from datetime import datetime, timezone
 
 import duckdb
@@ -13,9 +16,10 @@ import pytest
 from engine.report.html.items import items_payload
 from simulator.server import SimServerProcess
 from store.turns import TurnRow, insert_turns
-from tests.integration.helpers import query, run_cli
-from tests.integration.report_db import loaded_page, screenshot_dir
+from tests.integration.helpers import ROOT, query, run_cli
+from tests.integration.report_db import free_port, loaded_page, screenshot_dir
 from tests.integration.test_episodes import SEEKER, models, sweep_args
+from tests.integration.test_serve import _get, _wait_up
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +101,38 @@ def test_drilldown_names_episode_outcomes(swept):
     n_ex = query(swept, "SELECT count(*) FROM turns WHERE role = 'companion' AND status = 'ok'")[0][0]
     assert f"interactive: 3 episodes ({n_ex} exchanges), final emotion 60.00, 0 success, 0 failure, 3 at cap" in line
     assert "refused" not in line and "simulator errors" not in line
+
+
+def test_live_view_counts_episodes_and_turns(tmp_path):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    db = tmp_path / "live.duckdb"
+    with SimServerProcess(mode="echo", profiles={"seeker-sim": {"mode": "fixed:" + SEEKER}}, seed=1,
+                          latency_ms=300) as sim:
+        args = sweep_args(models(tmp_path / "models.toml", sim.base_url, concurrency=2), db, 4, 3)
+        proc = subprocess.Popen([sys.executable, "-m", "engine", *args, "--serve", str(port)], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            _wait_up(url, proc, timeout=120)
+            seen = None
+            end = time.monotonic() + 60
+            while time.monotonic() < end and proc.poll() is None:
+                row = _get(url + "api/live", timeout=30)["models"][0]
+                if row.get("turns"):
+                    seen = row
+                    break
+                time.sleep(0.3)
+            assert seen is not None, "no turns counted while the sweep ran"
+            assert 1 <= seen["episodes"] <= 4 and 0 <= seen["episodes_done"] <= seen["episodes"]
+            try:
+                with loaded_page(url, wait="#live-table tbody tr") as page:
+                    head = page.inner_text("#live-table thead")
+                    assert "Episodes" in head and "Turns" in head
+                    page.locator("#live").screenshot(path=str(screenshot_dir() / "live-episodes.png"))
+            except pytest.skip.Exception:
+                pass  # no browser here: the API checks above stand
+            assert proc.wait(180) == 0, proc.stderr.read()
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(10)
