@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 import duckdb
 import pytest
 
+from engine.report.html.emotion_figure import emotion_figures
 from engine.report.html.items import items_payload
 from simulator.server import SimServerProcess
 from store.turns import TurnRow, insert_turns
@@ -76,6 +77,12 @@ def test_item_browser_shows_a_transcript_with_its_curve(swept, tmp_path):
         points = first.locator("svg.curve polyline").get_attribute("points") or ""
         assert len(points.split()) == n_emotions
         page.locator("#items").screenshot(path=str(screenshot_dir() / "report-episodes.png"))
+        # The figure: m1's mean emotion by seeker message, 60 at every point (the scripted seeker).
+        fig = page.locator("#fig-emotion-synthetic_episodes")
+        fig.locator(".plot .scatterlayer .trace").first.wait_for()
+        ys = page.evaluate("document.querySelector('#fig-emotion-synthetic_episodes .plot').data[0].y")
+        assert ys and all(y == 60 for y in ys)
+        fig.screenshot(path=str(screenshot_dir() / "report-emotion-figure.png"))
 
 
 def test_export_writes_turns(swept, tmp_path):
@@ -136,3 +143,21 @@ def test_live_view_counts_episodes_and_turns(tmp_path):
             if proc.poll() is None:
                 proc.terminate()
                 proc.wait(10)
+
+
+def test_emotion_by_turn_averages_the_episodes_still_going(swept, tmp_path):
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(swept.read_bytes())
+    now = datetime.now(timezone.utc)
+
+    def seeker(turn: int, emotion: int) -> TurnRow:
+        return TurnRow("m1", "synthetic_episodes", "extra", 0, 0, turn, "seeker", "ok", "..", emotion, "", False,
+                       None, None, 1, None, None, None, "sim", None, "h", None, None, now, now)
+
+    with duckdb.connect(str(db)) as con:
+        insert_turns(con, [seeker(0, 0), seeker(1, 30)])  # one more episode: 0, then 30, then it ends
+        fig = next(f for f in emotion_figures(con) if f["id"] == "emotion-synthetic_episodes")
+    trace = fig["figure"]["data"][0]
+    # 3 swept episodes at 60 on every message, plus the extra one: (3*60 + 0)/4, (3*60 + 30)/4, then 60 of 3.
+    assert list(trace["x"][:3]) == [0, 1, 2]
+    assert list(trace["y"][:3]) == [45.0, 52.5, 60.0] and list(trace["customdata"][:3]) == [4, 4, 3]
