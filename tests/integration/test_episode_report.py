@@ -161,3 +161,26 @@ def test_emotion_by_turn_averages_the_episodes_still_going(swept, tmp_path):
     # 3 swept episodes at 60 on every message, plus the extra one: (3*60 + 0)/4, (3*60 + 30)/4, then 60 of 3.
     assert list(trace["x"][:3]) == [0, 1, 2]
     assert list(trace["y"][:3]) == [45.0, 52.5, 60.0] and list(trace["customdata"][:3]) == [4, 4, 3]
+
+
+def test_serve_sends_whole_transcripts_and_shows_them(swept):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", str(swept), "--port", str(port)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_up(url, proc)
+        block = _get(url + "api/items?dataset=synthetic_episodes&model=m1")
+        stored = query(swept, "SELECT count(*) FROM turns WHERE model = 'm1'")[0][0]
+        assert sum(len(t) for t in block["turns"]["m1"].values()) == stored
+        try:
+            with loaded_page(url) as page:
+                page.select_option("#it-dataset", "synthetic_episodes")
+                page.select_option("#it-model", "m1")
+                page.wait_for_selector("#it-table .transcript svg.curve")
+                assert "seeker (emotion 60: heard)" in page.locator("#it-table .transcript").first.inner_text()
+        except pytest.skip.Exception:
+            pass  # no browser here: the API check above stands
+    finally:
+        proc.terminate()
+        proc.wait(10)
