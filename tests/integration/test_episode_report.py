@@ -98,6 +98,7 @@ def test_export_writes_turns(swept, tmp_path):
         with duckdb.connect() as con:
             assert con.execute(f"SELECT count(*) FROM '{turns}'").fetchall() == [(n,)]
     assert any(name.startswith("episodes.") for name in files)
+    assert any(name.startswith("episode_summary.") for name in files)
 
 
 def test_drilldown_names_episode_outcomes(swept):
@@ -115,7 +116,7 @@ def test_live_view_counts_episodes_and_turns(tmp_path):
     url = f"http://127.0.0.1:{port}/"
     db = tmp_path / "live.duckdb"
     with SimServerProcess(mode="echo", profiles={"seeker-sim": {"mode": "fixed:" + SEEKER}}, seed=1,
-                          latency_ms=300) as sim:
+                          latency_ms=1000) as sim:  # long enough for the page to load mid-sweep
         args = sweep_args(models(tmp_path / "models.toml", sim.base_url, concurrency=2), db, 4, 3)
         proc = subprocess.Popen([sys.executable, "-m", "engine", *args, "--serve", str(port)], cwd=ROOT,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
