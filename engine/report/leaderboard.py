@@ -22,6 +22,7 @@ from benchmark.errors import UserError
 from engine.report.baselines import chance_by_dataset
 from engine.report.estimated import ESTIMATED_NOTE, marked, relation_exists, stale_notes
 from engine.report.table import Column, Sheet, fmt, output_width, pct, render, span
+from engine.report.episode_outcomes import episode_details
 from engine.report.tree import Node, drilldown_sheet, tree_lines
 from engine.report.batch_lines import report_lines as batch_lines
 from engine.report import unparsed_notes
@@ -222,6 +223,7 @@ def drilldown(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str
     chance = chance_by_dataset(con, suite)
     ci = _intervals(con, suite, model)
     estimates = _estimates(con, model)
+    episodes = episode_details(con, model)  # interactive datasets only: {} for a plain suite
     root = Node(f"{model}", b["total"], b["coverage"], kind="overall", key=model, ci=ci.get(("overall", "overall")),
                 estimated=bool(b.get("estimated")))
     idx: dict[tuple, Node] = {}
@@ -254,6 +256,8 @@ def drilldown(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], model: str
             idx[l_key].children.append(idx[t_key])
         d = ds.get(r["dataset"], {})
         detail = _dataset_detail(d, r["d_w"], chance.get(r["dataset"]), estimates.get(r["dataset"]))
+        if r["dataset"] in episodes:
+            detail = f"{detail}; {episodes[r['dataset']]}"
         idx[t_key].children.append(Node(r["d_name"], d.get("score"), d.get("coverage"), detail,
                                         kind="dataset", key=r["dataset"], ci=ci.get(("dataset", r["dataset"])),
                                         estimated=bool(d.get("estimated"))))

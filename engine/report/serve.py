@@ -24,6 +24,7 @@ from aiohttp import web
 from benchmark.errors import UserError
 from benchmark.suites.suite import SuiteError
 from engine.errors import EXIT_INTERRUPTED
+from engine.report.estimated import relation_exists
 from engine.report.hosts import HostCheck, exposed
 from engine.report.html.items import items_payload
 from engine.report.html.page import render_page
@@ -42,12 +43,15 @@ class LiveStatus:
     def __init__(self, progress: Progress, limits: dict[str, Any], run_id: str | None, cluster: bool = False):
         self.progress, self.limits, self.run_id, self.cluster = progress, limits, run_id, cluster
 
-    def models(self, costs: dict[str, float | None]) -> list[dict]:
+    def models(self, costs: dict[str, float | None], turns: dict[str, tuple[int, int, int]] | None = None) -> list[dict]:
         out = []
+        turns = turns or {}
         for name, c in self.progress.counters.items():
             lim = self.limits.get(name)
             out.append({"model": name, "done": c.done, "total": c.total, "rate": c.rate(), "errors": c.errors,
                         "throttled": getattr(lim, "throttled", 0), "cost_usd": costs.get(name)})
+            if turns:  # an interactive suite: this run's episodes (started, finished) and stored turns
+                out[-1]["episodes"], out[-1]["episodes_done"], out[-1]["turns"] = turns.get(name, (0, 0, 0))
         return out
 
 
@@ -58,6 +62,18 @@ def _json(body: bytes) -> web.Response:
 def _run_costs(cur: duckdb.DuckDBPyConnection, run_id: str | None) -> dict[str, float | None]:
     return dict(cur.execute("SELECT model, sum(cost_usd) FROM results WHERE run_id = ? GROUP BY model",
                             [run_id]).fetchall())
+
+
+def _run_turns(cur: duckdb.DuckDBPyConnection, run_id: str | None) -> dict[str, tuple[int, int, int]]:
+    """model -> (episodes this run touched, of them finished, turns stored this run); {} without turns."""
+    if not relation_exists(cur, "turns"):
+        return {}
+    got = cur.execute(
+        "SELECT t.model, count(DISTINCT (t.dataset, t.item_id, t.sample)), "
+        "count(DISTINCT (t.dataset, t.item_id, t.sample)) FILTER (WHERE r.status IS NOT NULL), count(*) "
+        "FROM turns t LEFT JOIN results r USING (model, dataset, item_id, sample) "
+        "WHERE t.run_id = ? GROUP BY t.model", [run_id]).fetchall()
+    return {m: (e, f, n) for m, e, f, n in got}
 
 
 def _guards(hosts: HostCheck) -> list:
@@ -110,7 +126,7 @@ def build_app(reader: Reader, *, title: str, hosts: HostCheck, live: LiveStatus 
     if live is not None:
         async def live_view(request: web.Request) -> web.Response:
             costs = await reader.run(_run_costs, live.run_id)
-            models = live.models(costs)
+            models = live.models(costs, await reader.run(_run_turns, live.run_id))
             state = "running" if any(m["done"] < m["total"] for m in models) else "all answered, finishing"
             body: dict[str, Any] = {"state": state, "models": models}
             if live.cluster:

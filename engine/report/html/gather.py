@@ -16,6 +16,7 @@ import orjson
 
 from engine.report.baselines import chance_by_dataset
 from engine.report.estimated import ESTIMATED_NOTE, relation_exists, stale_notes
+from engine.report.html.emotion_figure import emotion_figures
 from engine.report.html.figures import figures
 from engine.version import ENGINE_VERSION
 
@@ -76,7 +77,7 @@ def gather(con: duckdb.DuckDBPyConnection, suite: tuple[str, str], *, with_figur
         "notes": notes,
         "estimates": estimates(con),
     }
-    data["figures"] = figures(data, models) if with_figures else []
+    data["figures"] = figures(data, models) + emotion_figures(con) if with_figures else []
     return data
 
 

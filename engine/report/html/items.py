@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 import orjson
 
+from engine.report.html.transcripts import transcripts
 from store.query import single
 
 # The report inlines items gzipped (base64; the page inflates them with the browser's
@@ -36,7 +37,8 @@ ORDER BY dataset, item_id, sample, model
 def items_payload(con: duckdb.DuckDBPyConnection, *, dataset: str | None = None,
                   models: list[str] | None = None, max_chars: int | None = None) -> dict[str, dict[str, Any]]:
     """dataset -> {"ids": [...], "gold": [...], "rows": {model: [[i, response, prediction, score, error,
-    blocked], ...]}}; optionally one dataset, some models, responses cut to max_chars."""
+    blocked], ...]}, and for an interactive dataset "turns": {model: {key: [[session, turn, role, status,
+    content, emotion, reason], ...]}}}; optionally one dataset, some models, responses cut to max_chars."""
     where, params = [], []
     if dataset is not None:
         where.append("dataset = ?")
@@ -63,6 +65,10 @@ def items_payload(con: duckdb.DuckDBPyConnection, *, dataset: str | None = None,
             if max_chars is not None and resp is not None and len(resp) > max_chars:
                 resp = resp[:max_chars] + "…"
             block["rows"].setdefault(model, []).append([i, resp, pred, score, err, blocked])
+    # An interactive dataset's item is an episode: its transcript rides along (engine/report/html/transcripts.py).
+    for ds, per_model in transcripts(con, dataset=dataset, models=models, max_chars=max_chars).items():
+        if ds in out:
+            out[ds]["turns"] = per_model
     return out
 
 

@@ -97,7 +97,7 @@ async function showItems(reset) {
   const body = el("tbody");
   for (const i of idx.slice(0, IT.shown)) {
     body.append(el("tr", {}, el("td", { text: block.ids[i] }), el("td", {}, el("pre", { text: plain(block.gold[i]) })),
-      ...side(ra.get(i), false), ...(B ? side(rb.get(i), false) : [])));
+      ...side(ra.get(i), false, episode(block, A, i)), ...(B ? side(rb.get(i), false, episode(block, B, i)) : [])));
   }
   table.replaceChildren(el("thead", {}, head), body);
   more.hidden = IT.shown >= idx.length;
@@ -110,12 +110,56 @@ function plain(json) {
 }
 
 // Header cells for a model, or the cells of one row: response, prediction, score (or the error).
-function side(x, header) {
+function side(x, header, turns) {
   if (header) return ["response", "prediction", "score"].map(h => el("th", { class: "text", text: `${x}: ${h}` }));
   const s = itemState(x), cls = { right: "right", wrong: "wrong", unparsed: "wrong", error: "err" }[s] || "";
   if (!x) return [el("td", { text: "not asked" }), el("td"), el("td")];
   const resp = x[4] ? x[4] : (x[5] ? `[${x[5]}] ` : "") + (x[1] ?? "");
-  return [el("td", { class: cls }, el("pre", { text: resp })),
+  const said = turns ? transcript(turns) : el("pre", { text: resp });
+  return [el("td", { class: cls }, said),
           el("td", { class: cls }, el("pre", { text: x[2] == null ? (x[4] ? "" : "unparsed") : plain(x[2]) })),
           el("td", { class: cls, text: x[4] ? "error" : fmt(x[3]) })];
+}
+
+// An interactive dataset's item is an episode (engine/report/html/transcripts.py): its turns, or null.
+function episode(block, model, i) {
+  const t = block.turns && block.turns[model];
+  return t ? t[block.ids[i]] || null : null;
+}
+
+// The episode as a dialogue: its emotion curve, then each turn by session; refusals, content blocks,
+// unreadable simulator replies and failed calls marked as what they are, never as words said.
+function transcript(turns) {
+  const box = el("div", { class: "transcript" });
+  const curve = turns.filter(t => t[2] === "seeker" && t[3] === "ok" && t[5] != null).map(t => t[5]);
+  if (curve.length) box.append(sparkline(curve));
+  let session = -1;
+  for (const [s, n, role, status, content, emotion, reason] of turns) {
+    if (s !== session) { session = s; box.append(el("div", { class: "session", text: `session ${s + 1}` })); }
+    const who = role === "seeker" ? "seeker" : "companion";
+    const mark = status === "ok" ? "" : ({ blocked: "[refused or blocked] ", unreadable: "[simulator error] ",
+      error: "[call failed] " }[status] || `[${status}] `);
+    const feel = role === "seeker" && emotion != null ? ` (emotion ${emotion}${reason ? ": " + reason : ""})` : "";
+    box.append(el("div", { class: `turn ${who} ${status}` },
+      el("b", { text: `${n === 0 && role === "seeker" ? "opens" : "turn " + n} ${who}${feel}: ` }),
+      el("span", { text: mark + (content ?? "") })));
+  }
+  return box;
+}
+
+// The seeker's emotion turn by turn (0-100) as a small SVG line: the episode's curve at a glance.
+function sparkline(values) {
+  // The SVG namespace from the parser (a fixed tag, no data): the page names no URL of its own (offline test).
+  const box = document.createElement("div"); box.innerHTML = "<svg></svg>";
+  const svg = box.firstChild, ns = svg.namespaceURI, w = 160, h = 40;
+  svg.setAttribute("class", "curve"); svg.setAttribute("width", w); svg.setAttribute("height", h);
+  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  const x = i => values.length < 2 ? w / 2 : 4 + i * (w - 8) / (values.length - 1), y = v => h - 4 - v * (h - 8) / 100;
+  const line = document.createElementNS(ns, "polyline");
+  line.setAttribute("points", values.map((v, i) => `${x(i)},${y(v)}`).join(" "));
+  line.setAttribute("fill", "none"); line.setAttribute("stroke", "#3a6ea5"); line.setAttribute("stroke-width", "2");
+  const title = document.createElementNS(ns, "title");
+  title.textContent = "seeker emotion by turn: " + values.join(", ");
+  svg.append(title, line);
+  return svg;
 }

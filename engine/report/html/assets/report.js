@@ -264,7 +264,12 @@ function renderLive(live) {
     { label: "Model", text: true, value: r => r.model }, { label: "Progress", text: true, value: r => r.done, show: bar },
     { label: "Done", value: r => r.done, show: r => `${int(r.done)} / ${int(r.total)}` },
     { label: "Items/s", value: r => r.rate, show: r => fmt(r.rate, 1) }, { label: "Errors", value: r => r.errors },
-    { label: "429s", value: r => r.throttled }, { label: "Cost so far", value: r => r.cost_usd, show: r => usd(r.cost_usd) }],
+    { label: "429s", value: r => r.throttled }, { label: "Cost so far", value: r => r.cost_usd, show: r => usd(r.cost_usd) },
+    // An interactive suite: this run's episodes (finished of started) and the turns stored.
+    ...(live.models.some(r => r.episodes != null) ? [
+      { label: "Episodes", value: r => r.episodes, show: r => `${int(r.episodes_done)} / ${int(r.episodes)}`,
+        title: "episodes with their result stored / played this run (read from the file: may trail Done)" },
+      { label: "Turns", value: r => r.turns, title: "turns (companion and seeker messages) stored this run" }] : [])],
     live.models);
   if (live.units) renderUnits(live.units);
 }
