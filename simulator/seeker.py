@@ -30,7 +30,8 @@ MARKER = "[seeker-simulator]"
 GOAL = 85
 _HEADERS = ("The conversation so far:", "目前的对话：")
 _TAILS = ("\n\nSomething has just happened", "\n\nIn your next message", "\n\nWrite your next message",
-          "\n\n你刚刚经历了", "\n\n在你的下一条消息里", "\n\n以 JSON 对象写出")
+          "\n\nHow you feel now", "\n\n你刚刚经历了", "\n\n在你的下一条消息里", "\n\n以 JSON 对象写出",
+          "\n\n你现在的情绪")
 _START = re.compile(r"^START: (\d+)", re.M)
 _ASK = re.compile(r"^ASK: (.*)$", re.M)
 _TURN = re.compile(r"^(SEEKER|COMPANION): ", re.M)

@@ -25,7 +25,7 @@ from benchmark.dataset import Message
 from benchmark.episodes.scenario import Event, Probe, Scenario
 
 # Bump when the prompt or the reading changes (stamped into the simulator's identity).
-SEEKER_PROMPT_VERSION = "1"
+SEEKER_PROMPT_VERSION = "2"
 
 SEEKER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -89,6 +89,7 @@ _PARTS = {
            "transcript": "The conversation so far:", "open": "You open the conversation: write your first message.",
            "event": "Something has just happened to you, let it show in your next message: {e}",
            "probe": "In your next message, ask this in your own words: {q}",
+           "feel": "How you feel now, as you last rated it: {e}/100. Rate again after the companion's reply.",
            "next": "Write your next message as the JSON object."},
     "zh": {"problem": "；问题类型：{p}", "goal": "\n你希望从这次对话中得到：{g}",
            "earlier": "你之前和这位陪伴者聊过。那些对话（你都记得）：",
@@ -97,6 +98,7 @@ _PARTS = {
            "transcript": "目前的对话：", "open": "由你开始对话：写下你的第一条消息。",
            "event": "你刚刚经历了一件事，让它体现在你的下一条消息里：{e}",
            "probe": "在你的下一条消息里，用你自己的话问：{q}",
+           "feel": "你现在的情绪（你上一次的评分）：{e}/100。看了陪伴者的回复后重新评分。",
            "next": "以 JSON 对象写出你的下一条消息。"},
 }
 _LABEL = {"user": "SEEKER", "assistant": "COMPANION"}
@@ -112,12 +114,13 @@ def _transcript(messages: Sequence[Message]) -> str:
 
 def seeker_messages(scenario: Scenario, session: int, history: Sequence[Message], *,
                     event: Event | None = None, probe: Probe | None = None,
-                    earlier: Sequence[Sequence[Message]] = ()) -> tuple[Message, ...]:
+                    earlier: Sequence[Sequence[Message]] = (), emotion: int | None = None) -> tuple[Message, ...]:
     """The user simulator's prompt for the seeker's next message in session ``session`` (0-based).
 
     ``history``: this session so far as the companion sees it ("user" = the seeker); empty when the
     seeker opens. ``event`` happens now, ``probe`` is asked now, ``earlier`` holds the earlier
-    sessions' transcripts (the seeker remembers them).
+    sessions' transcripts (the seeker remembers them). ``emotion``: the seeker's last rating, carried
+    into the prompt as SAGE carries the seeker's state from turn to turn (None: the start is all it knows).
     """
     lang = _lang(scenario.language)
     p = _PARTS[lang]
@@ -145,6 +148,8 @@ def seeker_messages(scenario: Scenario, session: int, history: Sequence[Message]
         blocks.append(p["event"].format(e=event.text))
     if probe is not None:
         blocks.append(p["probe"].format(q=probe.question) + f"\nASK: {probe.question}")
+    if emotion is not None:
+        blocks.append(p["feel"].format(e=emotion) + f"\nNOW: {emotion}")
     blocks.append(p["next"])
     return Message("system", system), Message("user", "\n\n".join(blocks))
 

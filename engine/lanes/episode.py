@@ -129,7 +129,7 @@ class Episode:
         for s, session in enumerate(sc.sessions[: st.sessions]):
             history: list[Message] = []
             opening = await self.seeker_turn(s, 0, history, earlier, _at(session.events, 1), _at(session.probes, 1),
-                                             own=session.opening)
+                                             own=session.opening, emotion=emotion if s else None)
             if opening is None or isinstance(opening, ResultRow):
                 return opening
             history.append(Message("user", opening.content))
@@ -142,7 +142,7 @@ class Episode:
                     return self.finish("blocked", blocked=reply.reason)
                 history.append(Message("assistant", reply.content))
                 seeker = await self.seeker_turn(s, t, history, earlier, _at(session.events, t + 1),
-                                                _at(session.probes, t + 1))
+                                                _at(session.probes, t + 1), emotion=emotion)
                 if seeker is None or isinstance(seeker, ResultRow):
                     return seeker
                 history.append(Message("user", seeker.content))
@@ -197,8 +197,8 @@ class Episode:
         return self._replay(row)
 
     async def seeker_turn(self, s: int, t: int, history: list[Message], earlier: list[tuple[Message, ...]],
-                          event: Event | None, probe: Probe | None, *, own: str | None = None
-                          ) -> TurnRecord | ResultRow | None:
+                          event: Event | None, probe: Probe | None, *, own: str | None = None,
+                          emotion: int | None = None) -> TurnRecord | ResultRow | None:
         """The seeker's message closing exchange t (t = 0: opening the session)."""
         kept = self.kept.get((s, t, "seeker"))
         if kept is not None:
@@ -211,7 +211,7 @@ class Episode:
         lane = self.lane
         sim = lane.shared.simulator
         msgs = seeker_messages(self.scenario, s, history, event=event, probe=probe,
-                               earlier=[list(e) for e in earlier])
+                               earlier=[list(e) for e in earlier], emotion=emotion)
         turn: SeekerTurn = await sim.ask(msgs, self.seed + 1000 * (1 + s * 100 + t), self.ctx.budget)
         lane.shared.stats.simulator_calls += max(1, turn.attempts)
         if turn.error is not None:

@@ -42,6 +42,18 @@ def test_history_event_and_probe_appear() -> None:
     assert text.index("My dog Max is sick.") < text.index("Hi, I had a rough week.")
 
 
+def test_the_last_rating_is_carried_into_the_next_prompt() -> None:
+    history = (Message("user", "Hi."), Message("assistant", "Hello, how are you?"))
+    _, without = seeker_messages(SCENARIO, 0, history)
+    _, user = seeker_messages(SCENARIO, 0, history, emotion=42)
+    assert "NOW:" not in without.content
+    assert "42/100" in user.content and "NOW: 42" in user.content
+    # after the transcript, so the transcript's last message is the companion's
+    assert user.content.index("COMPANION: Hello, how are you?") < user.content.index("NOW: 42")
+    _, zh = seeker_messages(ZH, 0, (Message("user", "你好"),), emotion=7)
+    assert "7/100" in zh.content and "NOW: 7" in zh.content
+
+
 def test_first_session_ignores_earlier() -> None:
     _, user = seeker_messages(SCENARIO, 0, (), earlier=((Message("user", "never shown"),),))
     assert "never shown" not in user.content
