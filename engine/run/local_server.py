@@ -56,6 +56,9 @@ DEFAULT_N_CTX = 8192  # the window a started server gets when the model sets no 
 # CPU cores runs ~100-1,000 tokens a second for small models, and slower for large ones.
 LOCAL_S_PER_TOKEN = 0.05
 PROBE_TIMEOUT_S = 3.0
+# What a server has loaded enters the identity of its rows: asked once per server and run, so it may wait
+# for a one-slot server to finish a generation an earlier client left running (seen: 3 s was not enough).
+IDENTITY_PROBE_TIMEOUT_S = 15.0
 # llama-cpp-python's server (its FastAPI title) runs one request at a time and has no /props.
 _LLAMA_CPP_PYTHON_TITLE = "llama.cpp Python"
 
@@ -266,9 +269,9 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-def _get_json(url: str, headers: dict[str, str]) -> Any:
+def _get_json(url: str, headers: dict[str, str], timeout: float = PROBE_TIMEOUT_S) -> Any:
     req = urllib.request.Request(url, headers=headers)
-    with urllib.request.urlopen(req, timeout=PROBE_TIMEOUT_S) as r:
+    with urllib.request.urlopen(req, timeout=timeout) as r:
         return orjson.loads(r.read())
 
 
@@ -313,7 +316,7 @@ def served_model(base_url: str, api_key: str | None = None) -> str | None:
     `/v1/models` lists. None when it says neither (or cannot be asked). Never raises."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        props = _get_json(_root(base_url) + "/props", headers)
+        props = _get_json(_root(base_url) + "/props", headers, IDENTITY_PROBE_TIMEOUT_S)
         path, alias = props.get("model_path"), props.get("model_alias")
         if isinstance(path, str) and path:
             name = Path(path).name  # the weights, wherever the file sits
@@ -321,7 +324,8 @@ def served_model(base_url: str, api_key: str | None = None) -> str | None:
     except (OSError, ValueError, AttributeError):
         pass
     try:
-        listed = (_get_json(base_url.rstrip("/") + "/models", headers) or {}).get("data") or []
+        models = _get_json(base_url.rstrip("/") + "/models", headers, IDENTITY_PROBE_TIMEOUT_S)
+        listed = (models or {}).get("data") or []
         ids = sorted({d["id"] for d in listed if isinstance(d, dict) and isinstance(d.get("id"), str)})
         return ", ".join(ids) or None
     except (OSError, ValueError, AttributeError, TypeError):

@@ -89,7 +89,7 @@ def test_served_model_reads_props_then_the_model_list(monkeypatch):
     answers = {"http://127.0.0.1:5/props": {"model_path": "/w/SmolLM2.Q4.gguf", "model_alias": "smol"},
                "http://127.0.0.1:6/v1/models": {"data": [{"id": "b"}, {"id": "a"}]}}
 
-    def get_json(url, headers):
+    def get_json(url, headers, timeout=local_server.PROBE_TIMEOUT_S):
         if url not in answers:
             raise OSError("404")
         return answers[url]
