@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 import orjson
 
-from engine.report.html.transcripts import transcripts
+from engine.report.html.transcripts import selection, transcripts
 from store.query import single
 
 # The report inlines items gzipped (base64; the page inflates them with the browser's
@@ -39,14 +39,8 @@ def items_payload(con: duckdb.DuckDBPyConnection, *, dataset: str | None = None,
     """dataset -> {"ids": [...], "gold": [...], "rows": {model: [[i, response, prediction, score, error,
     blocked], ...]}, and for an interactive dataset "turns": {model: {key: [[session, turn, role, status,
     content, emotion, reason], ...]}}}; optionally one dataset, some models, responses cut to max_chars."""
-    where, params = [], []
-    if dataset is not None:
-        where.append("dataset = ?")
-        params.append(dataset)
-    if models:
-        where.append(f"model IN ({', '.join('?' for _ in models)})")
-        params.extend(models)
-    sql = _SQL.format(where=("WHERE " + " AND ".join(where)) if where else "")
+    where, params = selection(dataset, models)
+    sql = _SQL.format(where=where)
     out: dict[str, dict[str, Any]] = {}
     cur = con.execute(sql, params)
     block: dict[str, Any] = {}

@@ -20,11 +20,8 @@ ORDER BY dataset, model, item_id, sample, session, turn, role = 'seeker'  -- the
 """
 
 
-def transcripts(con: duckdb.DuckDBPyConnection, *, dataset: str | None = None, models: list[str] | None = None,
-                max_chars: int | None = None) -> dict[str, dict[str, dict[str, list[list[Any]]]]]:
-    """dataset -> model -> item key (as items.py keys it) -> turns; contents cut to max_chars."""
-    if not relation_exists(con, "turns"):
-        return {}
+def selection(dataset: str | None, models: list[str] | None) -> tuple[str, list[str]]:
+    """The WHERE clause (or "") and its parameters for one dataset and some models, as the item queries take."""
     where, params = [], []
     if dataset is not None:
         where.append("dataset = ?")
@@ -32,8 +29,17 @@ def transcripts(con: duckdb.DuckDBPyConnection, *, dataset: str | None = None, m
     if models:
         where.append(f"model IN ({', '.join('?' for _ in models)})")
         params.extend(models)
+    return ("WHERE " + " AND ".join(where)) if where else "", params
+
+
+def transcripts(con: duckdb.DuckDBPyConnection, *, dataset: str | None = None, models: list[str] | None = None,
+                max_chars: int | None = None) -> dict[str, dict[str, dict[str, list[list[Any]]]]]:
+    """dataset -> model -> item key (as items.py keys it) -> turns; contents cut to max_chars."""
+    if not relation_exists(con, "turns"):
+        return {}
+    where, params = selection(dataset, models)
     out: dict[str, dict[str, dict[str, list[list[Any]]]]] = {}
-    cur = con.execute(_SQL.format(where=("WHERE " + " AND ".join(where)) if where else ""), params)
+    cur = con.execute(_SQL.format(where=where), params)
     while batch := cur.fetchmany(20_000):
         for ds, model, item_id, sample, session, turn, role, status, content, emotion, reason in batch:
             key = item_id if not sample else f"{item_id}#{sample}"
