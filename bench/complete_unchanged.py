@@ -68,11 +68,13 @@ def dump(out: Path, models: int, items: int, replicates: int) -> None:
         rows = con.execute(f"SELECT {', '.join(cols)} FROM {view} ORDER BY ALL").fetchall()
         (out / f"{view}.txt").write_text("\n".join(map(repr, rows)) + "\n")
     con.close()
+    # model-3 and model-5 with the default 8 models; the last ones with fewer (names run model-0 .. model-{n-1}).
+    drilled, other = f"model-{min(3, models - 1)}", f"model-{min(5, models - 1)}"
     runs = {"report.txt": ["report", str(db)], "report.md": ["report", str(db), "--format", "markdown"],
             "report.csv": ["report", str(db), "--format", "csv"],
-            "drill.txt": ["report", str(db), "--model", "model-3"],
-            "drill.csv": ["report", str(db), "--model", "model-3", "--format", "csv"],
-            "compare.json": ["compare", str(db), "model-1", "model-5", "--replicates", "200", "--json"]}
+            "drill.txt": ["report", str(db), "--model", drilled],
+            "drill.csv": ["report", str(db), "--model", drilled, "--format", "csv"],
+            "compare.json": ["compare", str(db), "model-1", other, "--replicates", "200", "--json"]}
     for name, argv in runs.items():
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
@@ -89,6 +91,8 @@ def main() -> int:
     ap.add_argument("--replicates", type=int, default=200)
     ap.add_argument("--dump", help=argparse.SUPPRESS)  # the worker: write the outputs here
     a = ap.parse_args()
+    if a.models < 3:
+        ap.error("--models must be at least 3 (a drill-down and a comparison of two models are written)")
     if a.dump:
         dump(Path(a.dump), a.models, a.items, a.replicates)
         return 0
