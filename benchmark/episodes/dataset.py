@@ -106,6 +106,8 @@ class EpisodeDataset(DatasetBase, msgspec.Struct, frozen=True, kw_only=True):
     def __post_init__(self) -> None:
         if self.turns < 1:
             raise ValueError(f"{self.id}: turns must be at least 1")
+        if self.samples < 1:
+            raise ValueError(f"{self.id}: samples must be at least 1")
 
     @property
     def derived(self) -> EpisodeDerived:
@@ -125,6 +127,12 @@ class EpisodeDataset(DatasetBase, msgspec.Struct, frozen=True, kw_only=True):
     def with_turns(self, turns: int) -> EpisodeDataset:
         """The same dataset played for ``turns`` exchanges (a suite's or --turns' setting)."""
         return msgspec.structs.replace(self, turns=turns)
+
+    def with_samples(self, samples: int) -> EpisodeDataset:
+        """The same dataset with each scenario played ``samples`` times (a suite's ``samples = k``): play p
+        has its own seed (engine/lanes/episode.py: episode_seed), its own results and turns rows (sample p),
+        and the scores average a scenario's plays (the play kinds of EPISODE_METRICS)."""
+        return msgspec.structs.replace(self, samples=samples)
 
     # ------------------------------------------------------------ Dataset protocol
 
