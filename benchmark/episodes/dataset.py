@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 import msgspec
 
 from benchmark.dataset import DatasetBase, Derived, Files, Item, Message, MetricSpec, Scored, stable_hash
+from benchmark.episodes.rubric import TranscriptRubric
 from benchmark.episodes.scenario import Scenario
 from benchmark.episodes.scoring import EPISODE_METRICS, SCORING_VERSION, score_transcript
 
@@ -98,7 +99,8 @@ class EpisodeDataset(DatasetBase, msgspec.Struct, frozen=True, kw_only=True):
     keep: Callable[[dict], bool] | None = None  # a row filter (e.g. scenarios without a situation)
     max_tokens: int = 256  # the companion's output allowance per reply
     seeker_max_tokens: int = 300  # the simulator's per reply
-    samples: int = 1  # plays per scenario (each with its own seed)
+    samples: int = 1  # plays per scenario (each with its own seed); a suite's `samples = k` may change it
+    rubric: TranscriptRubric | None = None  # a [judge] rubric over the finished transcript (benchmark/episodes/rubric.py)
     revision: int = 1  # bump when a hook (to_scenario, rows, keep) changes what is played or scored
     chance_baseline: float | None = None
     majority_baseline: float | None = None
