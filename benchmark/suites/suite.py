@@ -254,7 +254,7 @@ class _Parser:
                 if m.id in seen:
                     raise self.fail(f"{where}.methods[{i}]", f"metric {m.id!r} listed twice")
                 seen.add(m.id)
-            out[ds_id] = DatasetSpec(ds_id, self.text(f"{where}.name", body.get("name", ds_id)), tuple(ms), samples)
+            out[ds_id] = DatasetSpec(ds_id, self.text(f"{where}.name", body.get("name", ds_id)), tuple(ms), samples=samples)
         return out
 
     def method(self, where: str, m: Any) -> Method:
