@@ -146,3 +146,21 @@ def test_resample_plays_draws_each_drawn_scenarios_plays():
     assert (c[:, 3] == counts[:, 1]).all()  # one play: as the one-stage bootstrap
     assert (c == resample_plays(3, "d", "md5", counts, of)).all()
     assert not (c == resample_plays(4, "d", "md5", counts, of)).all()
+
+
+def test_veto_and_rank_ranges_carry_the_plays_noise(con, tmp_path):
+    """Gate g (tau 40): model m's one scenario played at 20 and 80 falls under 40 when both draws are the
+    20 play, a quarter of the replicates: p_veto 0.25. Model n's scenario at 50 in both plays is never
+    vetoed. On d, m (20 / 80) against n (50): m ranks first in a replicate scoring it 80 (more than n's
+    50 on d, same gate), else second: its rank range is 1-2 where one play would pin it."""
+    load_toml(con, tmp_path, flat_suite({"a": (1, ["d"]), "safety": (None, ["g"])}, gate="safety", tau=40))
+    for ds in ("d", "g"):
+        metric(con, ds, "final_emotion", kind="play_mean")
+    plays(con, "m", "g", {"s": [0.2, 0.8]})
+    plays(con, "n", "g", {"s": [0.5, 0.5]})
+    plays(con, "m", "d", {"s": [0.2, 0.8]})
+    plays(con, "n", "d", {"s": [0.5, 0.5]})
+    compute_intervals(con, replicates=1000, seed=0, force=True)
+    got = {r[0]: r[1:] for r in con.execute("SELECT model, p_veto, rank_low, rank_high FROM leaderboard").fetchall()}
+    assert got["m"][0] == pytest.approx(0.25, abs=0.04) and got["n"][0] == 0.0
+    assert (got["m"][1], got["m"][2]) == (1, 2) and (got["n"][1], got["n"][2]) == (1, 2)
