@@ -202,8 +202,7 @@ def _collect_inputs(con: duckdb.DuckDBPyConnection, models: tuple[str, str] | No
     benchmark/metrics/kinds.py: PLAY_KINDS) it is the play (item, sample), resampled in two stages
     (store/stats/draws.py: resample_plays). boot_play lists those datasets.
     """
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE boot_play AS
-                    SELECT DISTINCT dataset FROM dataset_metrics WHERE kind IN ({play_kinds_sql()})""")
+    con.execute("CREATE OR REPLACE TEMP TABLE boot_play AS SELECT dataset FROM play_datasets")
     unit = "CASE WHEN dataset IN (SELECT dataset FROM boot_play) THEN sample ELSE 0 END"
     if models is None:
         universe = f"SELECT DISTINCT dataset, item_id, {unit} AS sample FROM results"
@@ -244,6 +243,13 @@ def _collect_inputs(con: duckdb.DuckDBPyConnection, models: tuple[str, str] | No
             FROM metric_rows SEMI JOIN needed USING (dataset, metric) {pick}
             WHERE kind IN ({play_kinds_sql()})
             WINDOW w AS (PARTITION BY model, dataset, metric, item_id)
+        ), judged AS (
+            -- judge verdicts; in a play dataset weighted as the play kinds are (metric_values averages a
+            -- scenario's verdicts first)
+            SELECT *, CASE WHEN dataset IN (SELECT dataset FROM boot_play) THEN count(v) OVER w ELSE 1 END AS k
+            FROM (SELECT model, dataset, metric, item_id, {unit} AS sample, v
+                  FROM judge_metric_inputs SEMI JOIN used USING (dataset, metric)) j0 {pick}
+            WINDOW w AS (PARTITION BY model, dataset, metric, item_id)
         )
         SELECT 'metric' AS src, NULL::VARCHAR AS suite, NULL::VARCHAR AS version, NULL::VARCHAR AS method,
                i.model, i.dataset, i.metric, any_value(i.kind) AS kind, i.item_id, i.sample,
@@ -261,9 +267,8 @@ def _collect_inputs(con: duckdb.DuckDBPyConnection, models: tuple[str, str] | No
         FROM plays i
         UNION ALL
         SELECT 'metric', NULL, NULL, NULL, j.model, j.dataset, j.metric, 'mean', j.item_id, j.sample,
-               sum(v), count(v), 0, 0, 0, 0
-        FROM (SELECT model, dataset, metric, item_id, {unit} AS sample, v
-              FROM judge_metric_inputs SEMI JOIN used USING (dataset, metric)) j {pick}
+               sum(v / k), sum(1 / k), 0, 0, 0, 0
+        FROM judged j
         GROUP BY j.model, j.dataset, j.metric, j.item_id, j.sample
         UNION ALL
         SELECT 'grade', g.suite, g.version, g.method, g.model, g.dataset, g.metric, 'mean', g.item_id, g.sample,

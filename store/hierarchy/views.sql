@@ -51,6 +51,10 @@ SELECT r.model, r.dataset, r.item_id, r.sample, d.metric, d.kind, d.is_primary,
 FROM results r JOIN dataset_metrics d ON d.dataset = r.dataset
 WHERE r.status = 'ok';
 
+-- The datasets whose samples are plays of one scenario (a metric of a play kind, benchmark/metrics/kinds.py).
+CREATE OR REPLACE VIEW play_datasets AS
+SELECT DISTINCT dataset FROM dataset_metrics WHERE kind IN ({{play_kinds}});
+
 -- Per-item values feeding each metric: a row per answer, except for the play kinds
 -- (benchmark/metrics/kinds.py: PLAY_KINDS), whose item is a scenario played `samples` times:
 -- one row per item, a, b and c averaged over its ok plays (docs/interactive.md, "Scores").
@@ -81,7 +85,14 @@ WHERE NOT (kind = 'mean' AND a_source = 'score')
 GROUP BY model, dataset, metric
 -- Metrics computed from judge verdicts (store/side/judgements.sql), never primary.
 UNION ALL
-SELECT model, dataset, metric, is_primary, n, value FROM judge_metric_values;
+SELECT model, dataset, metric, is_primary, n, value FROM judge_metric_values
+WHERE dataset NOT IN (SELECT dataset FROM play_datasets)
+-- ... of a play dataset: each scenario's verdicts averaged over its plays first, as its play kinds are.
+UNION ALL
+SELECT model, dataset, metric, false, count(*), avg(v)
+FROM (SELECT model, dataset, metric, item_id, avg(v) AS v FROM judge_metric_inputs
+      WHERE dataset IN (SELECT dataset FROM play_datasets) GROUP BY ALL)
+GROUP BY model, dataset, metric;
 
 -- Each suite method with its concrete metric (NULL metric = the dataset's primary one).
 CREATE OR REPLACE VIEW suite_methods_resolved AS

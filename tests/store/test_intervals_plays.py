@@ -164,3 +164,23 @@ def test_veto_and_rank_ranges_carry_the_plays_noise(con, tmp_path):
     got = {r[0]: r[1:] for r in con.execute("SELECT model, p_veto, rank_low, rank_high FROM leaderboard").fetchall()}
     assert got["m"][0] == pytest.approx(0.25, abs=0.04) and got["n"][0] == 0.0
     assert (got["m"][1], got["m"][2]) == (1, 2) and (got["n"][1], got["n"][2]) == (1, 2)
+
+
+def test_judge_verdicts_count_once_per_scenario(con, tmp_path):
+    """A judge metric of a play dataset: scenario a's plays judged 2 and 4 (mean 3), b's 5 and one reply the
+    judge could not read (unparsed: no verdict): (3 + 5) / 2 = 4, not the verdicts' (2 + 4 + 5) / 3."""
+    load_toml(con, tmp_path, flat_suite({"a": (1, ["d"])}, methods={"d": '[{ metric = "judge_support", '
+                                                                         'normalization = "numeric", min = 1, max = 5 }]'}))
+    metric(con, "d", "final_emotion", kind="play_mean")
+    plays(con, "m", "d", {"a": [0.5, 0.5], "b": [0.5, 0.5]})
+    con.execute("INSERT INTO judge_metrics VALUES ('d', 'judge_support', 'mean', 'score', 'r1', 'j')")
+    verdicts = [("a", 0, "ok", 2.0), ("a", 1, "ok", 4.0), ("b", 0, "ok", 5.0), ("b", 1, "unparsed", None)]
+    con.executemany("INSERT INTO judgements (model, dataset, item_id, sample, judge, rubric, answer_md5, status, "
+                    "score, attempts) VALUES ('m', 'd', ?, ?, 'j', 'r1', md5(''), ?, ?, 1)", verdicts)
+    assert one(con, "SELECT value FROM metric_values WHERE metric = 'judge_support'") == pytest.approx(4.0)
+    assert one(con, "SELECT score FROM dataset_scores") == pytest.approx(75.0)
+    build_replicates(con, replicates=3, seed=0)
+    try:
+        assert one(con, "SELECT score FROM boot_dataset_scores WHERE replicate = -1") == pytest.approx(75.0)
+    finally:
+        drop_replicates(con)
