@@ -9,7 +9,8 @@ tests recompute which judgements came out malformed or refused:
 * the rest get a valid judgement. Summary prompts (asking for the JSON
   dimensions) get ``SUMMARY_VERDICT`` (mean 4.0); yes/no prompts (LongMemEval)
   get "yes" when the model response contains the correct answer (for
-  unanswerable questions: when it says the information is missing), else "no".
+  unanswerable questions: when it says the information is missing), else "no";
+  episode transcripts (asking for "supported") get ``TRANSCRIPT_VERDICT`` (mean 4.0).
 
 Refusals rendered by the wire itself (OpenAI ``message.refusal``) come from
 the ``refusal`` fault kind instead.
@@ -24,8 +25,10 @@ import orjson
 
 SUMMARY_VERDICT = {"completeness": 4, "conciseness": 3, "faithfulness": 5, "fluency": 4,
                    "reason": "Scripted: covers the main point."}
+TRANSCRIPT_VERDICT = {"seen": 4, "understood": 3, "supported": 5, "reason": "Scripted: listened and helped."}
 REFUSAL = "I'm sorry, but I can't help with evaluating this."
-_MALFORMED = {"json": "The summary is fairly good. Score: 4/5.", "yesno": "It is hard to say."}
+_MALFORMED = {"json": "The summary is fairly good. Score: 4/5.", "yesno": "It is hard to say.",
+              "transcript": "The companion was kind. Support: 4/5."}
 _SECTION = re.compile(r"\n\n(Correct Answer|Rubric|Explanation): (.*?)\n\nModel Response: (.*?)\n\n"
                       r"(?:Is|Does) the model", re.S)
 _ABSTAINS = ("not mention", "don't know", "do not know", "no information", "not enough information", "cannot")
@@ -40,7 +43,7 @@ def judge_reply(mode: str, prompt: str) -> str:
     parts = mode.split(":")
     malformed = float(parts[1]) if len(parts) > 1 and parts[1] else 0.0
     refuse = float(parts[2]) if len(parts) > 2 and parts[2] else 0.0
-    kind = "json" if '"completeness"' in prompt else "yesno"
+    kind = "json" if '"completeness"' in prompt else "transcript" if '"supported"' in prompt else "yesno"
     u = draw(prompt)
     if u < malformed:
         return _MALFORMED[kind]
@@ -48,6 +51,8 @@ def judge_reply(mode: str, prompt: str) -> str:
         return REFUSAL
     if kind == "json":
         return orjson.dumps(SUMMARY_VERDICT).decode()
+    if kind == "transcript":  # an episode's transcript (benchmark/episodes/rubric.py)
+        return orjson.dumps(TRANSCRIPT_VERDICT).decode()
     m = _SECTION.search(prompt)
     if not m:
         return "no"

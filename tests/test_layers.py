@@ -80,7 +80,7 @@ BENCHMARK_WINGS: dict[str, set[str]] = {
     "loaders": {"dataset", "errors"},
     "context": {"dataset", "errors"},
     "extract": {"dataset", "errors"},
-    "episodes": {"dataset", "errors", "loaders", "metrics"},
+    "episodes": {"dataset", "errors", "loaders", "metrics", "context"},
     # registry: judges.rubric_for looks a dataset's rubric up (inside the function)
     "adapters": {"dataset", "errors", "loaders", "context", "extract", "metrics", "registry"},
     "datasets": {"dataset", "errors", "loaders", "context", "extract", "metrics", "adapters", "episodes",

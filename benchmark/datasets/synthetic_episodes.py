@@ -1,6 +1,7 @@
 """`synthetic_episodes`: generated help-seeker scenarios, no files. For engine tests and benchmarks only.
 
-In no suite (but moodbench-interactive's tests name it with --datasets). Every third scenario has
+In no suite (but moodbench-interactive's tests name it with --datasets). `synthetic_episodes_judged`:
+the same scenarios with the [judge] rubric over each transcript (benchmark/episodes/rubric.py). Every third scenario has
 a second session with a recall probe, every fifth an event at exchange 2, every other one opens
 with its own words. The pool (50,000) is large enough for any benchmark, so `--limit` sets the
 number of episodes.
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from benchmark.episodes.dataset import EpisodeDataset
+from benchmark.episodes.rubric import TRANSCRIPT_RUBRIC
 from benchmark.episodes.scenario import Event, Probe, Scenario, Session
 from benchmark.registry import register
 
@@ -42,3 +44,6 @@ def synthetic_scenario(raw: dict) -> Scenario:
 
 register(EpisodeDataset(id="synthetic_episodes", language="en", files=(), item_id="{n}",
                         to_scenario=synthetic_scenario, records_fn=_records, turns=4))
+# The same scenarios with the [judge] rubric over each transcript (tests of the judged episodes).
+register(EpisodeDataset(id="synthetic_episodes_judged", language="en", files=(), item_id="{n}",
+                        to_scenario=synthetic_scenario, records_fn=_records, turns=4, rubric=TRANSCRIPT_RUBRIC))

@@ -3,6 +3,7 @@
 Entry: ``benchmark.episodes.dataset.EpisodeDataset`` (the adapter base an interactive dataset
 declares). ``scenario`` holds the records an adapter derives from its source (who the seeker is,
 sessions, events, recall probes); ``seeker`` the user simulator's prompt and the lenient reader of
-its JSON reply. The wing imports nothing of the project but ``benchmark.dataset``, ``benchmark.loaders``,
-``benchmark.errors`` and ``benchmark.metrics.kinds``.
+its JSON reply; ``rubric`` the optional [judge] rubric over a finished transcript. The wing imports nothing
+of the project but ``benchmark.dataset``, ``benchmark.loaders``, ``benchmark.errors``, ``benchmark.context``
+(the judge prompt's token estimate) and ``benchmark.metrics.kinds``.
 """

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 import msgspec
 
 from benchmark.dataset import DatasetBase, Derived, Files, Item, Message, MetricSpec, Scored, stable_hash
+from benchmark.episodes.rubric import TranscriptRubric
 from benchmark.episodes.scenario import Scenario
 from benchmark.episodes.scoring import EPISODE_METRICS, SCORING_VERSION, score_transcript
 
@@ -98,7 +99,8 @@ class EpisodeDataset(DatasetBase, msgspec.Struct, frozen=True, kw_only=True):
     keep: Callable[[dict], bool] | None = None  # a row filter (e.g. scenarios without a situation)
     max_tokens: int = 256  # the companion's output allowance per reply
     seeker_max_tokens: int = 300  # the simulator's per reply
-    samples: int = 1  # plays per scenario (each with its own seed)
+    samples: int = 1  # plays per scenario (each with its own seed); a suite's `samples = k` may change it
+    rubric: TranscriptRubric | None = None  # a [judge] rubric over the finished transcript (benchmark/episodes/rubric.py)
     revision: int = 1  # bump when a hook (to_scenario, rows, keep) changes what is played or scored
     chance_baseline: float | None = None
     majority_baseline: float | None = None
@@ -106,6 +108,8 @@ class EpisodeDataset(DatasetBase, msgspec.Struct, frozen=True, kw_only=True):
     def __post_init__(self) -> None:
         if self.turns < 1:
             raise ValueError(f"{self.id}: turns must be at least 1")
+        if self.samples < 1:
+            raise ValueError(f"{self.id}: samples must be at least 1")
 
     @property
     def derived(self) -> EpisodeDerived:
@@ -125,6 +129,12 @@ class EpisodeDataset(DatasetBase, msgspec.Struct, frozen=True, kw_only=True):
     def with_turns(self, turns: int) -> EpisodeDataset:
         """The same dataset played for ``turns`` exchanges (a suite's or --turns' setting)."""
         return msgspec.structs.replace(self, turns=turns)
+
+    def with_samples(self, samples: int) -> EpisodeDataset:
+        """The same dataset with each scenario played ``samples`` times (a suite's ``samples = k``): play p
+        has its own seed (engine/lanes/episode.py: episode_seed), its own results and turns rows (sample p),
+        and the scores average a scenario's plays (the play kinds of EPISODE_METRICS)."""
+        return msgspec.structs.replace(self, samples=samples)
 
     # ------------------------------------------------------------ Dataset protocol
 

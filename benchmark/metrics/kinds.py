@@ -110,7 +110,16 @@ KINDS: dict[str, MetricKind] = {k.name: k for k in (
                None, "unweighted mean of the dataset's label_f1 metrics (a is not read)"),
     MetricKind("icat", "abc", "2 * least(sum(a), sum(b)) / nullif(sum(c), 0)", _icat,
                "StereoSet ICAT = 2 * min(stereo, anti) / answered"),
+    # Per scenario first: an item's samples are plays of one scenario (an episode dataset's `samples = k`);
+    # metric_inputs averages a, b and c over an item's ok plays, then these aggregate the items as
+    # mean / ratio do, and the bootstrap resamples scenarios and, within each, its plays.
+    MetricKind("play_mean", "a", "avg(a)", _mean, "mean over scenarios of a averaged over each one's plays"),
+    MetricKind("play_ratio", "ab", "sum(a) / nullif(sum(b), 0)", _ratio,
+               "sum(a) / sum(b), a and b averaged over each scenario's plays"),
 )}
+
+# Kinds whose rows are first averaged over an item's samples (its plays): the views and the bootstrap read it.
+PLAY_KINDS = ("play_mean", "play_ratio")
 
 
 def check_spec(name: str, kind: str, a: str | None, b: str | None, c: str | None) -> None:
@@ -122,6 +131,11 @@ def check_spec(name: str, kind: str, a: str | None, b: str | None, c: str | None
     missing = [col for col in k.columns if not given[col]]
     if missing:
         raise ValueError(f"metric {name!r}: kind {kind!r} needs column(s) {', '.join(missing)}")
+
+
+def play_kinds_sql() -> str:
+    """PLAY_KINDS as an SQL list, for `kind IN (...)`."""
+    return ", ".join(f"'{k}'" for k in PLAY_KINDS)
 
 
 def sql_case() -> str:

@@ -58,6 +58,7 @@ class DatasetSpec(msgspec.Struct, frozen=True):
     id: str
     name: str
     methods: tuple[Method, ...]  # never empty: the default method is filled in
+    samples: int | None = None  # interactive datasets: plays per scenario (None: the dataset's own)
 
 
 class DatasetRef(msgspec.Struct, frozen=True):
@@ -240,7 +241,10 @@ class _Parser:
                 raise self.fail(where, f"invalid dataset id {ds_id!r}")
             if isinstance(body, str):  # shorthand: id = "Display name"
                 body = {"name": body}
-            body = self.keys(where, body, {"name", "methods"})
+            body = self.keys(where, body, {"name", "methods", "samples"})
+            samples = body.get("samples")
+            if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
+                raise self.fail(f"{where}.samples", f"expected an integer >= 1 (plays per scenario), got {samples!r}")
             methods = body.get("methods", [{}])  # default: primary metric, ratio
             if not isinstance(methods, list) or not methods:
                 raise self.fail(f"{where}.methods", "expected a non-empty array of tables")
@@ -250,7 +254,7 @@ class _Parser:
                 if m.id in seen:
                     raise self.fail(f"{where}.methods[{i}]", f"metric {m.id!r} listed twice")
                 seen.add(m.id)
-            out[ds_id] = DatasetSpec(ds_id, self.text(f"{where}.name", body.get("name", ds_id)), tuple(ms))
+            out[ds_id] = DatasetSpec(ds_id, self.text(f"{where}.name", body.get("name", ds_id)), tuple(ms), samples=samples)
         return out
 
     def method(self, where: str, m: Any) -> Method:

@@ -155,6 +155,12 @@ class JudgeLane(SideLane):
         # The item as this model saw it (shortened to its context, if it was).
         item = render(p.planned[dataset].dataset, item_id, self._raws[dataset][item_id], sample,
                       p.budgets.get(model, {}).get(dataset))
+        # A rubric may decline an answer outright (the transcript rubric: a blocked episode is an outcome of
+        # its own, neither judged nor floored); stored unjudgeable with its reason.
+        unjudged = getattr(rubric, "unjudged", None)
+        why = unjudged(response) if unjudged is not None else None
+        if why:
+            return _row(base, "unjudgeable", Verdict("unjudgeable", reason=why))
         answer = rubric.answer(response, prediction)
         if not answer:
             return _row(base, "empty", rubric.floor(item))

@@ -68,6 +68,7 @@ def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> SweepPlan:
     if not datasets:
         raise UserError(f"suite {suite.name}: none of its datasets can be evaluated yet")
     datasets = interactive_settings(datasets, cfg, opts)
+    datasets = suite_samples(datasets, suite)
     if opts.limit is not None and opts.limit < 1:
         raise UserError("--limit must be >= 1")
     if opts.budget_usd is not None and opts.budget_usd <= 0:
@@ -100,6 +101,18 @@ def interactive_settings(datasets: list[Dataset], cfg: ModelsFile, opts: SweepOp
             raise UserError(f"{why}: the interactive dataset(s) {', '.join(d.id for d in episodic)} need a model "
                             "playing the help-seeker (docs/interactive.md); leave them out with --datasets")
     return datasets
+
+
+def suite_samples(datasets: list[Dataset], suite: Suite) -> list[Dataset]:
+    """The suite's `samples = k` (plays per scenario) applied to its interactive datasets."""
+    from benchmark.episodes.dataset import EpisodeDataset
+
+    plays = {s.id: s.samples for s in suite.dataset_specs if s.samples is not None}
+    for ds in datasets:
+        if ds.id in plays and not isinstance(ds, EpisodeDataset):
+            raise UserError(f"{suite.source}: [datasets].{ds.id}: samples applies to interactive datasets only")
+    return [ds.with_samples(plays[ds.id]) if isinstance(ds, EpisodeDataset) and ds.id in plays else ds
+            for ds in datasets]
 
 
 def check_shares(opts: SweepOptions) -> None:

@@ -30,13 +30,13 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 
-from benchmark.metrics.kinds import KINDS, Sums, macro_of
-from store.stats.draws import estimate_draws, resample_counts
+from benchmark.metrics.kinds import KINDS, Sums, macro_of, play_kinds_sql
+from store.stats.draws import estimate_draws, resample_counts, resample_plays
 from store.transaction import transaction
 from store.hierarchy.views import hierarchy_sql, render_views
 
 DEFAULT_REPLICATES = 1000
-ALGORITHM = "bootstrap-2"  # part of the fingerprint: a change of method recomputes stored bounds
+ALGORITHM = "bootstrap-3"  # part of the fingerprint: a change of method recomputes stored bounds
 # What the intervals depend on: (table, columns hashed). A change in any recomputes them.
 _INPUTS = (
     ("results", "model, dataset, item_id, sample, status, score, measures"),
@@ -189,28 +189,36 @@ def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: i
 
 
 def drop_replicates(con: duckdb.DuckDBPyConnection) -> None:
-    for t in ("boot_items", "boot_inputs", "boot_keys", "boot_models", "boot_dataset_scores",
+    for t in ("boot_play", "boot_items", "boot_inputs", "boot_keys", "boot_models", "boot_dataset_scores",
               "boot_task_scores", "boot_level_scores", "boot_sub_ability_scores", "boot_ability_scores",
               "boot_leaderboard"):
         con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
 def _collect_inputs(con: duckdb.DuckDBPyConnection, models: tuple[str, str] | None) -> None:
-    """boot_items (the resampling universe per dataset), boot_inputs (per-item column sums), boot_keys."""
+    """boot_items (the resampling universe per dataset), boot_inputs (per-unit column sums), boot_keys.
+
+    The unit is the item; in a dataset with a play kind (its samples are plays of one scenario,
+    benchmark/metrics/kinds.py: PLAY_KINDS) it is the play (item, sample), resampled in two stages
+    (store/stats/draws.py: resample_plays). boot_play lists those datasets.
+    """
+    con.execute("CREATE OR REPLACE TEMP TABLE boot_play AS SELECT dataset FROM play_datasets")
+    unit = "CASE WHEN dataset IN (SELECT dataset FROM boot_play) THEN sample ELSE 0 END"
     if models is None:
-        universe = "SELECT DISTINCT dataset, item_id FROM results"
+        universe = f"SELECT DISTINCT dataset, item_id, {unit} AS sample FROM results"
         params: list = []
         pick = ""
     else:
-        # items both models answered (every sample ok for both)
-        universe = ("SELECT dataset, item_id FROM results WHERE model IN (?, ?) GROUP BY ALL "
+        # units both models answered (every sample of an item, or the play, ok for both)
+        universe = (f"SELECT dataset, item_id, {unit} AS sample FROM results WHERE model IN (?, ?) GROUP BY ALL "
                     "HAVING count(DISTINCT model) = ? AND bool_and(status = 'ok')")
         params = [*models, len(set(models))]  # a model compared with itself: its own answered items
-        pick = "SEMI JOIN picked USING (model, dataset, item_id)"
+        pick = "SEMI JOIN picked USING (model, dataset, item_id, sample)"
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE boot_items AS
-        SELECT dataset, item_id,
-               (row_number() OVER (PARTITION BY dataset ORDER BY item_id) - 1)::INTEGER AS idx
+        SELECT dataset, item_id, sample,
+               (row_number() OVER (PARTITION BY dataset ORDER BY item_id, sample) - 1)::INTEGER AS idx,
+               (dense_rank() OVER (PARTITION BY dataset ORDER BY item_id) - 1)::INTEGER AS item
         FROM ({universe}) WHERE dataset IN (SELECT dataset FROM suite_methods)""", params)
     # only the metrics a suite method reads, and the label F1s of a macro F1 that one reads
     con.execute(f"""
@@ -225,23 +233,48 @@ def _collect_inputs(con: duckdb.DuckDBPyConnection, models: tuple[str, str] | No
                 SELECT u.dataset FROM used u JOIN dataset_metrics m USING (dataset, metric)
                 WHERE m.kind = 'macro_f1')
         ), picked AS (
-            SELECT model, dataset, item_id FROM boot_items JOIN (SELECT unnest(?::VARCHAR[]) AS model) ON true
+            SELECT model, dataset, item_id, sample
+            FROM boot_items JOIN (SELECT unnest(?::VARCHAR[]) AS model) ON true
+        ), plays AS (
+            -- a play kind's rows, each weighted 1 / (the item's plays with a value in that column), so an
+            -- item's plays sum to its mean: a drawn scenario counts once, whatever its number of plays
+            SELECT model, dataset, metric, kind, item_id, sample, a, b, c,
+                   count(a) OVER w AS ka, count(b) OVER w AS kb, count(c) OVER w AS kc
+            FROM metric_rows SEMI JOIN needed USING (dataset, metric) {pick}
+            WHERE kind IN ({play_kinds_sql()})
+            WINDOW w AS (PARTITION BY model, dataset, metric, item_id)
+        ), judged AS (
+            -- judge verdicts; in a play dataset weighted as the play kinds are (metric_values averages a
+            -- scenario's verdicts first)
+            SELECT *, CASE WHEN dataset IN (SELECT dataset FROM boot_play) THEN count(v) OVER w ELSE 1 END AS k
+            FROM (SELECT model, dataset, metric, item_id, {unit} AS sample, v
+                  FROM judge_metric_inputs SEMI JOIN used USING (dataset, metric)) j0 {pick}
+            WINDOW w AS (PARTITION BY model, dataset, metric, item_id)
         )
         SELECT 'metric' AS src, NULL::VARCHAR AS suite, NULL::VARCHAR AS version, NULL::VARCHAR AS method,
-               i.model, i.dataset, i.metric, any_value(i.kind) AS kind, i.item_id,
-               coalesce(sum(a), 0) AS sa, count(a) AS na, coalesce(sum(b), 0) AS sb, count(b) AS nb,
-               coalesce(sum(c), 0) AS sc, count(c) AS nc
-        FROM metric_inputs i SEMI JOIN needed USING (dataset, metric) {pick}
-        GROUP BY i.model, i.dataset, i.metric, i.item_id
+               i.model, i.dataset, i.metric, any_value(i.kind) AS kind, i.item_id, i.sample,
+               coalesce(sum(a), 0) AS sa, count(a)::DOUBLE AS na, coalesce(sum(b), 0) AS sb, count(b)::DOUBLE AS nb,
+               coalesce(sum(c), 0) AS sc, count(c)::DOUBLE AS nc
+        FROM (SELECT model, dataset, metric, kind, item_id, {unit} AS sample, a, b, c
+              FROM metric_rows SEMI JOIN needed USING (dataset, metric)
+              WHERE kind NOT IN ({play_kinds_sql()})) i {pick}
+        GROUP BY i.model, i.dataset, i.metric, i.item_id, i.sample
         UNION ALL
-        SELECT 'metric', NULL, NULL, NULL, j.model, j.dataset, j.metric, 'mean', j.item_id,
-               sum(v), count(v), 0, 0, 0, 0
-        FROM judge_metric_inputs j SEMI JOIN used USING (dataset, metric) {pick}
-        GROUP BY j.model, j.dataset, j.metric, j.item_id
+        SELECT 'metric', NULL, NULL, NULL, i.model, i.dataset, i.metric, i.kind, i.item_id, i.sample,
+               coalesce(a / ka, 0), CASE WHEN a IS NULL THEN 0 ELSE 1 / ka END,
+               coalesce(b / kb, 0), CASE WHEN b IS NULL THEN 0 ELSE 1 / kb END,
+               coalesce(c / kc, 0), CASE WHEN c IS NULL THEN 0 ELSE 1 / kc END
+        FROM plays i
         UNION ALL
-        SELECT 'grade', g.suite, g.version, g.method, g.model, g.dataset, g.metric, 'mean', g.item_id,
+        SELECT 'metric', NULL, NULL, NULL, j.model, j.dataset, j.metric, 'mean', j.item_id, j.sample,
+               sum(v / k), sum(1 / k), 0, 0, 0, 0
+        FROM judged j
+        GROUP BY j.model, j.dataset, j.metric, j.item_id, j.sample
+        UNION ALL
+        SELECT 'grade', g.suite, g.version, g.method, g.model, g.dataset, g.metric, 'mean', g.item_id, g.sample,
                sum(points), count(points), 0, 0, 0, 0
-        FROM method_grade_points g {pick}
+        FROM (SELECT suite, version, method, model, dataset, metric, item_id, {unit} AS sample, points
+              FROM method_grade_points) g {pick}
         GROUP BY ALL""", [list(models or ())])
     con.execute("""
         CREATE OR REPLACE TEMP TABLE boot_keys AS
@@ -256,14 +289,19 @@ def _replicate_values(con: duckdb.DuckDBPyConnection, replicates: int, seed: int
     values = np.full((replicates + 1, len(keys)), np.nan)
     datasets = con.execute("""
         SELECT dataset, count(*), md5(string_agg(item_id, chr(10) ORDER BY item_id))
-        FROM boot_items GROUP BY dataset ORDER BY dataset""").fetchall()
+        FROM (SELECT DISTINCT dataset, item_id FROM boot_items) GROUP BY dataset ORDER BY dataset""").fetchall()
+    plays: dict[str, np.ndarray] = {}  # play datasets: the item of each unit, in idx order
+    for dataset, item in con.execute("""
+            SELECT dataset, list(item ORDER BY idx) FROM boot_items
+            WHERE dataset IN (SELECT dataset FROM boot_play) GROUP BY dataset""").fetchall():
+        plays[dataset] = np.asarray(item, dtype=np.int64)
     cols = con.execute("""
         SELECT k.key_id, b.idx, i.sa, i.na, i.sb, i.nb, i.sc, i.nc
         FROM boot_inputs i
         JOIN boot_keys k ON k.src = i.src AND k.model = i.model AND k.dataset = i.dataset
              AND k.metric IS NOT DISTINCT FROM i.metric AND k.suite IS NOT DISTINCT FROM i.suite
              AND k.version IS NOT DISTINCT FROM i.version AND k.method IS NOT DISTINCT FROM i.method
-        JOIN boot_items b ON b.dataset = i.dataset AND b.item_id = i.item_id
+        JOIN boot_items b ON b.dataset = i.dataset AND b.item_id = i.item_id AND b.sample = i.sample
         ORDER BY k.key_id""").fetchnumpy()
     key_of_row = np.asarray(cols["key_id"])
     stats = np.stack([np.asarray(cols[c], dtype=float) for c in ("sa", "na", "sb", "nb", "sc", "nc")], axis=1)
@@ -276,7 +314,11 @@ def _replicate_values(con: duckdb.DuckDBPyConnection, replicates: int, seed: int
         if dataset not in block:
             continue
         lo, hi = block[dataset]
-        counts = resample_counts(seed, dataset, ids_md5, n, replicates).astype(np.float32)
+        counts = resample_counts(seed, dataset, ids_md5, n, replicates)
+        if dataset in plays:  # n items, then their plays: the units the rows are indexed by
+            counts = resample_plays(seed, dataset, ids_md5, counts, plays[dataset])
+            n = counts.shape[1]
+        counts = counts.astype(np.float32)
         r0, r1 = np.searchsorted(key_of_row, np.array([lo, hi], dtype=key_of_row.dtype))
         v = np.zeros((n, (hi - lo) * 6))
         local = (key_of_row[r0:r1] - lo) * 6

@@ -11,6 +11,8 @@ CREATE OR REPLACE MACRO unparsed_metric_value(kind, a, b, c) AS
         WHEN 'ratio' THEN sum(a) / nullif(sum(b), 0)
         WHEN 'micro_f1' THEN 2 * sum(a) / nullif(2 * sum(a) + sum(b) + sum(c), 0)
         WHEN 'label_f1' THEN 2 * sum(a) / nullif(2 * sum(a) + sum(b) + sum(c), 0)
+        WHEN 'play_mean' THEN avg(a)
+        WHEN 'play_ratio' THEN sum(a) / nullif(sum(b), 0)
     END;
 
 -- Per (model, dataset), on the primary metric: the value over every ok answer and over the

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import duckdb
 
-from benchmark.metrics.kinds import sql_case
+from benchmark.metrics.kinds import play_kinds_sql, sql_case
 from store.side.extractions import ensure_extraction_tables
 from store.side.judgements import ensure_judgement_tables
 from store.hierarchy.suite_tables import ensure_suite_tables
@@ -42,7 +42,8 @@ def ensure_views(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def views_sql() -> str:
-    return (_STORE / "hierarchy/views.sql").read_text(encoding="utf-8").replace("{{metric_kind_case}}", sql_case())
+    return ((_STORE / "hierarchy/views.sql").read_text(encoding="utf-8").replace("{{metric_kind_case}}", sql_case())
+            .replace("{{play_kinds}}", play_kinds_sql()))
 
 
 def hierarchy_sql() -> str:

@@ -35,11 +35,11 @@ SELECT s.model, s.dataset, greatest(s.n_items, coalesce(p.planned, 0)) AS n_item
        s.n_unparsed, s.n_ok / greatest(s.n_items, coalesce(p.planned, 0)) AS coverage
 FROM dataset_item_stats s LEFT JOIN planned_items p ON p.model = s.model AND p.dataset = s.dataset;
 
--- Per-item values feeding each metric (only `ok` rows: an error is not a wrong answer).
+-- Per-row values feeding each metric (only `ok` rows: an error is not a wrong answer).
 -- The CASEs read the score column directly when the metric names it, and skip
 -- an unused b/c without touching JSON: JSON extraction is the costly part.
-CREATE OR REPLACE VIEW metric_inputs AS
-SELECT r.model, r.dataset, r.item_id, d.metric, d.kind, d.is_primary,
+CREATE OR REPLACE VIEW metric_rows AS
+SELECT r.model, r.dataset, r.item_id, r.sample, d.metric, d.kind, d.is_primary,
        CASE WHEN d.a = 'score' THEN r.score
             ELSE TRY_CAST(json_extract_string(r.measures, '$.' || d.a) AS DOUBLE) END AS a,
        CASE WHEN d.b IS NULL THEN NULL WHEN d.b = 'score' THEN r.score
@@ -50,6 +50,24 @@ SELECT r.model, r.dataset, r.item_id, d.metric, d.kind, d.is_primary,
        r.prediction IS NOT NULL OR r.extracted_by IS NOT DISTINCT FROM 'imported' AS parsed  -- read by the extractor (store/hierarchy/unparsed.sql)
 FROM results r JOIN dataset_metrics d ON d.dataset = r.dataset
 WHERE r.status = 'ok';
+
+-- The datasets whose samples are plays of one scenario (a metric of a play kind, benchmark/metrics/kinds.py).
+CREATE OR REPLACE VIEW play_datasets AS
+SELECT DISTINCT dataset FROM dataset_metrics WHERE kind IN ({{play_kinds}});
+
+-- Per-item values feeding each metric: a row per answer, except for the play kinds
+-- (benchmark/metrics/kinds.py: PLAY_KINDS), whose item is a scenario played `samples` times:
+-- one row per item, a, b and c averaged over its ok plays (docs/interactive.md, "Scores").
+CREATE OR REPLACE VIEW metric_inputs AS
+SELECT model, dataset, item_id, metric, kind, is_primary, a, b, c, a_source, parsed
+FROM metric_rows
+WHERE kind NOT IN ({{play_kinds}})
+UNION ALL
+SELECT model, dataset, item_id, metric, any_value(kind), any_value(is_primary), avg(a), avg(b), avg(c),
+       any_value(a_source), bool_and(parsed)
+FROM metric_rows
+WHERE kind IN ({{play_kinds}})
+GROUP BY model, dataset, item_id, metric;
 
 -- One value per (model, dataset, metric), on the metric's own scale (0..1 for ratios).
 -- The CASE of the second branch, one WHEN per aggregate kind, is rendered from
@@ -67,7 +85,14 @@ WHERE NOT (kind = 'mean' AND a_source = 'score')
 GROUP BY model, dataset, metric
 -- Metrics computed from judge verdicts (store/side/judgements.sql), never primary.
 UNION ALL
-SELECT model, dataset, metric, is_primary, n, value FROM judge_metric_values;
+SELECT model, dataset, metric, is_primary, n, value FROM judge_metric_values
+WHERE dataset NOT IN (SELECT dataset FROM play_datasets)
+-- ... of a play dataset: each scenario's verdicts averaged over its plays first, as its play kinds are.
+UNION ALL
+SELECT model, dataset, metric, false, count(*), avg(v)
+FROM (SELECT model, dataset, metric, item_id, avg(v) AS v FROM judge_metric_inputs
+      WHERE dataset IN (SELECT dataset FROM play_datasets) GROUP BY ALL)
+GROUP BY model, dataset, metric;
 
 -- Each suite method with its concrete metric (NULL metric = the dataset's primary one).
 CREATE OR REPLACE VIEW suite_methods_resolved AS
@@ -80,9 +105,9 @@ LEFT JOIN dataset_metrics p ON m.metric IS NULL AND p.dataset = m.dataset AND p.
 -- the score column or a measures key) mapped to points; items whose label has no
 -- grade are left out. Per item so the bootstrap (store/hierarchy/bootstrap.py) can resample it.
 CREATE OR REPLACE VIEW method_grade_points AS
-SELECT g.suite, g.version, g.model, g.dataset, g.method, g.metric, g.weight, g.item_id, sg.points
+SELECT g.suite, g.version, g.model, g.dataset, g.method, g.metric, g.weight, g.item_id, sg.points, g.sample
 FROM (
-    SELECT m.suite, m.version, r.model, m.dataset, m.method, m.metric, m.weight, r.item_id,
+    SELECT m.suite, m.version, r.model, m.dataset, m.method, m.metric, m.weight, r.item_id, r.sample,
            CASE WHEN d.a = 'score' THEN CAST(r.score AS VARCHAR)
                 ELSE json_extract_string(r.measures, '$.' || d.a) END AS label
     FROM suite_methods_resolved m
@@ -122,7 +147,7 @@ SELECT m.suite, m.version, m.dataset
 FROM suite_methods_resolved m
 LEFT JOIN dataset_metrics d ON d.dataset = m.dataset AND d.metric = m.metric
 GROUP BY ALL
-HAVING bool_and(coalesce(m.normalization = 'ratio' AND d.kind = 'mean' AND d.a = 'score', false));
+HAVING bool_and(coalesce(m.normalization = 'ratio' AND d.kind IN ('mean', 'play_mean') AND d.a = 'score', false));
 
 -- Algorithm 3, method -> dataset. One row per (suite, model, dataset) that has item
 -- rows or an imported score. Precedence: an external score imported with override;

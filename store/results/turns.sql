@@ -55,11 +55,13 @@ FROM turns t
 LEFT JOIN results r USING (model, dataset, item_id, sample)
 GROUP BY t.model, t.dataset, t.item_id, t.sample;
 
--- Per model and interactive dataset: episodes and their outcomes (the dataset's score is the
--- existing dataset_scores, from the episodes' results rows).
+-- Per model and interactive dataset: episodes (plays) and their outcomes (the dataset's score is the
+-- existing dataset_scores, from the episodes' results rows: each scenario's plays averaged, then the
+-- scenarios; benchmark/metrics/kinds.py PLAY_KINDS). mean_score averages the plays themselves.
 CREATE OR REPLACE VIEW episode_summary AS
 SELECT model, dataset,
        count(*) AS episodes,
+       count(DISTINCT item_id) AS scenarios,
        count(*) FILTER (WHERE finished AND result_status = 'ok') AS finished,
        count(*) FILTER (WHERE blocked IS NOT NULL) AS blocked,
        sum(simulator_errors) AS simulator_errors,

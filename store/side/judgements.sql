@@ -70,9 +70,9 @@ JOIN results r ON r.model = j.model AND r.dataset = j.dataset AND r.item_id = j.
 -- Per-item judge values of each judge metric (kind 'mean' over a verdict field, or the
 -- score column); per item so the bootstrap (store/hierarchy/bootstrap.py) can resample them.
 CREATE OR REPLACE VIEW judge_metric_inputs AS
-SELECT model, dataset, item_id, metric, v
+SELECT model, dataset, item_id, metric, v, sample
 FROM (
-    SELECT j.model, j.dataset, j.item_id, m.metric,
+    SELECT j.model, j.dataset, j.item_id, m.metric, j.sample,
            CASE WHEN m.field = 'score' THEN j.score
                 ELSE TRY_CAST(json_extract_string(j.verdict, '$.' || m.field) AS DOUBLE) END AS v
     FROM current_judgements j JOIN judge_metrics m ON m.dataset = j.dataset AND m.rubric = j.rubric

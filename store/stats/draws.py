@@ -1,6 +1,8 @@
 """Seeded draws of the bootstrap (store/hierarchy/bootstrap.py), the same on every machine.
 
     resample_counts(seed, dataset, ids_md5, n, replicates)   the items each replicate draws
+    resample_plays(seed, dataset, ids_md5, item_counts, item_of_play)
+                                                             within each drawn item, its plays
     estimate_draws(seed, model, dataset, estimate, ci_low, ci_high, replicates)
                                                              an estimated score in each replicate
 """
@@ -27,6 +29,35 @@ def resample_counts(seed: int, dataset: str, ids_md5: str, n: int, replicates: i
         picked = ((_splitmix64(draws + np.uint64(base)) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32)
     flat = picked.astype(np.int64).reshape(replicates, n) + (np.arange(replicates, dtype=np.int64) * n)[:, None]
     return np.bincount(flat.ravel(), minlength=replicates * n).reshape(replicates, n)
+
+
+def resample_plays(seed: int, dataset: str, ids_md5: str, item_counts: np.ndarray,
+                   item_of_play: np.ndarray) -> np.ndarray:
+    """(replicates x plays) how often each play is drawn: the second stage of a two-stage bootstrap.
+
+    ``item_counts`` (replicates x items) is the first stage (resample_counts); ``item_of_play`` the
+    item (0-based, sorted) of each play, plays of one item adjacent. Each time an item with k plays is
+    drawn, k plays are drawn from its own with replacement: draw number d (counted over all replicates,
+    items and draws in that order) picks play floor(h * k / 2^32) of its item, h the high 32 bits of
+    splitmix64(base + d), base a hash of (seed, dataset, the sorted ids, "plays"). An item with one
+    play is drawn as in the one-stage bootstrap.
+    """
+    counts = np.asarray(item_counts, dtype=np.int64)
+    replicates, n_items = counts.shape
+    of = np.asarray(item_of_play, dtype=np.int64)
+    k = np.bincount(of, minlength=n_items)
+    first = np.concatenate([[0], np.cumsum(k)[:-1]]).astype(np.int64)
+    per_cell = (counts * k[None, :]).ravel()  # plays drawn per (replicate, item)
+    cell = np.repeat(np.arange(per_cell.size, dtype=np.int64), per_cell)
+    item, rep = cell % n_items, cell // n_items
+    base = int.from_bytes(hashlib.blake2b(f"{seed}\n{dataset}\n{ids_md5}\nplays".encode(), digest_size=8).digest(),
+                          "little")
+    with np.errstate(over="ignore"):
+        h = _splitmix64(np.arange(cell.size, dtype=np.uint64) + np.uint64(base)) >> np.uint64(32)
+        pick = ((h * k[item].astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
+    n_plays = of.size
+    return np.bincount(rep * n_plays + first[item] + pick, minlength=replicates * n_plays).reshape(replicates,
+                                                                                                   n_plays)
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:
