@@ -58,6 +58,7 @@ class DatasetSpec(msgspec.Struct, frozen=True):
     id: str
     name: str
     methods: tuple[Method, ...]  # never empty: the default method is filled in
+    turns: int | None = None  # an interactive dataset's exchanges per session (None: its own default)
 
 
 class DatasetRef(msgspec.Struct, frozen=True):
@@ -111,6 +112,9 @@ class Suite(msgspec.Struct, frozen=True):
 
     def tasks(self) -> list[tuple[Ability, SubAbility, Task]]:
         return [(a, s, t) for a in self.abilities for s in a.sub_abilities for t in s.tasks]
+
+    def spec(self, dataset_id: str) -> DatasetSpec | None:
+        return next((d for d in self.dataset_specs if d.id == dataset_id), None)
 
 
 def resolve(name_or_path: str) -> Path:
@@ -240,7 +244,7 @@ class _Parser:
                 raise self.fail(where, f"invalid dataset id {ds_id!r}")
             if isinstance(body, str):  # shorthand: id = "Display name"
                 body = {"name": body}
-            body = self.keys(where, body, {"name", "methods"})
+            body = self.keys(where, body, {"name", "methods", "turns"})
             methods = body.get("methods", [{}])  # default: primary metric, ratio
             if not isinstance(methods, list) or not methods:
                 raise self.fail(f"{where}.methods", "expected a non-empty array of tables")
@@ -250,7 +254,10 @@ class _Parser:
                 if m.id in seen:
                     raise self.fail(f"{where}.methods[{i}]", f"metric {m.id!r} listed twice")
                 seen.add(m.id)
-            out[ds_id] = DatasetSpec(ds_id, self.text(f"{where}.name", body.get("name", ds_id)), tuple(ms))
+            turns = body.get("turns")
+            if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or turns < 1):
+                raise self.fail(f"{where}.turns", f"expected an integer >= 1 (exchanges per session), got {turns!r}")
+            out[ds_id] = DatasetSpec(ds_id, self.text(f"{where}.name", body.get("name", ds_id)), tuple(ms), turns)
         return out
 
     def method(self, where: str, m: Any) -> Method:
