@@ -15,7 +15,6 @@ import duckdb
 import orjson
 
 from engine.report.estimated import relation_exists
-from engine.report.table import fmt
 
 # outcome -> how a count of it reads, in the order they are listed.
 OUTCOMES: dict[str, str] = {
@@ -82,8 +81,9 @@ def episode_details(con: duckdb.DuckDBPyConnection, model: str) -> dict[str, str
     """dataset -> "interactive: N episodes (E exchanges), final emotion X, 2 success, ..." for the model."""
     out = {}
     for (_, ds), t in sorted(tallies(con, model).items()):
-        emotion = sum(t.emotions) / len(t.emotions) if t.emotions else None
-        out[ds] = (f"interactive: {t.episodes} episodes ({t.exchanges} exchanges), final emotion {fmt(emotion)}, "
+        # As engine/report/table.py:fmt writes a number (not imported: the item browser's data imports this module).
+        emotion = f"{sum(t.emotions) / len(t.emotions):.2f}" if t.emotions else "—"
+        out[ds] = (f"interactive: {t.episodes} episodes ({t.exchanges} exchanges), final emotion {emotion}, "
                    + t.counts())
     return out
 
