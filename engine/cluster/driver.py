@@ -47,7 +47,7 @@ from engine.cluster.connect import connected, import_ray
 from engine.cluster.host import ModelHost
 from engine.cluster.limiter import keepers_ready, pool_shares, start_keepers
 from engine.cluster.placement import POLL_S, Host, HostPool, first_line, head_node
-from engine.cluster.units import MAX_ATTEMPTS, UNITS_PER_HOST, UnitOutcome, UnitTask, landing_folder
+from engine.cluster.units import MAX_ATTEMPTS, UNITS_PER_HOST, UnitOutcome, UnitTask, landing_folder, with_episodes
 from engine.config.models import ModelConfig, ModelsFile
 from engine.lanes.model_lane import Stamps, build_row
 from engine.lanes.work import PlannedDataset, pending_work
@@ -55,6 +55,7 @@ from engine.run.context import StoredRun
 from engine.run.generation import prompt_budgets
 from engine.run.progress import Progress, log
 from engine.run.signals import signalled, signals_remembered
+from engine.sweep.identity import is_interactive
 from engine.sweep.live import live_view_thread
 from engine.sweep.plan import SweepOptions, SweepPlan
 from engine.sweep.prepare import SweepResult, end_run, run_sweep, stamp_run
@@ -138,7 +139,11 @@ class Driver:
     def run(self) -> SweepResult:
         opts, plan = self.opts, self.plan
         try:
-            self.keepers = start_keepers(self.ray, self.cfg, self.run_id, self.node_id,
+            # The [user_simulator]'s rates are kept like a model's: every host's episodes book them there.
+            sim = self.cfg.user_simulator
+            rated = (msgspec.structs.replace(self.cfg, models=[*self.cfg.models, sim])
+                     if sim is not None and any(is_interactive(p.dataset) for p in plan.planned) else self.cfg)
+            self.keepers = start_keepers(self.ray, rated, self.run_id, self.node_id,
                                          lambda m: m.concurrency * m.replicas * UNITS_PER_HOST)
             if opts.budget_usd is not None:
                 self.budget = start_budget_keeper(self.ray, opts.budget_usd, self.node_id)
@@ -255,9 +260,12 @@ class Driver:
             self.units_done += 1
             return None
         done = sorted(resume.done_keys(self.con, m.name, p.id)) if n_done else []
-        return UnitTask(run_id=self.run_id, model=m.name, planned=p, n_done=n_done, done=done, attempt=unit.attempt,
+        task = UnitTask(run_id=self.run_id, model=m.name, planned=p, n_done=n_done, done=done, attempt=unit.attempt,
                         stamps=self.stamps[m.name], landing=str(self.landing),
                         prompt_budget=prompt_budgets(m, [p.dataset])[p.id])
+        if is_interactive(p.dataset):
+            with_episodes(task, self.con, self.cfg, self.plan.planned)
+        return task
 
     def _unit_ended(self, ref: Any) -> None:
         host, unit = self.inflight.pop(ref)
