@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -119,9 +120,12 @@ class ModelHost:
         writer = Writer(cast(Any, None), insert=landing.land, flush_s=FLUSH_S)
         progress = Progress(quiet=True)
         progress.add(m.name, planned.size, task.n_done)
+        gave_up = [self._breaker]
         if is_interactive(planned.dataset):
-            return await self._run_episodes(task, providers, writer, progress)
-        lane = ModelLane(m.name, provider=providers, work=work, concurrency=m.concurrency, stamps=task.stamps)
+            run, writers, closers = self._episodes(task, providers, writer, progress, gave_up)
+        else:
+            lane = ModelLane(m.name, provider=providers, work=work, concurrency=m.concurrency, stamps=task.stamps)
+            run, writers, closers = (lambda: lane.drive(writer, progress, self._budget)), [writer], []
         died = False
 
         async def watch(scope: anyio.CancelScope) -> None:
@@ -132,25 +136,30 @@ class ModelHost:
             scope.cancel()
 
         async with anyio.create_task_group() as tg:
-            tg.start_soon(writer.run)
+            for w in writers:
+                tg.start_soon(w.run)
             tg.start_soon(watch, tg.cancel_scope)
             try:
-                await lane.drive(writer, progress, self._budget)
+                await run()
             finally:
                 with anyio.CancelScope(shield=True):
+                    for close in closers:
+                        await close()
                     await providers.aclose()
-                    await writer.close()
-                    await writer.finished.wait()
+                    for w in writers:  # in order: an episode's turns land before its results row
+                        await w.close()
+                        await w.finished.wait()
                 tg.cancel_scope.cancel()
         if died:
             raise ServerDied(f"{m.name}: the model's server on node {self.node_id} exited")
-        assert self._breaker is not None
         return UnitOutcome(node_id=self.node_id, rows=writer.rows_written,
-                           errors=progress.counters[m.name].errors, unreachable=self._breaker.given_up)
+                           errors=progress.counters[m.name].errors, unreachable=any(b and b.given_up for b in gave_up))
 
-    async def _run_episodes(self, task: UnitTask, providers: ProviderSet, writer: Writer,
-                            progress: Progress) -> UnitOutcome:
-        """An interactive dataset's unit: its episodes, each a dialogue with the [user_simulator]."""
+    def _episodes(self, task: UnitTask, providers: ProviderSet, writer: Writer, progress: Progress,
+                  gave_up: list[Breaker | None]) -> tuple[Callable[[], Awaitable[None]], list[Writer],
+                                                          list[Callable[[], Awaitable[None]]]]:
+        """An interactive dataset's unit: its episodes, each a dialogue with the [user_simulator] (the lane's
+        run, the writers to run and flush in order, what to close)."""
         from engine.lanes.episode import EpisodeLane, EpisodeStats, Shared  # only an episode unit imports them
         from engine.lanes.simulator import Simulator
 
@@ -160,6 +169,7 @@ class ModelHost:
             self._sim = (host_limits(sim_cfg, self.cfg, self.keepers, self.pool_shares),
                          build_breakers([sim_cfg], quiet=True)[sim_cfg.name])
         limits, breaker = self._sim
+        gave_up.append(breaker)
         sim = Simulator(sim_cfg, limits, breaker, max_tokens=task.seeker_tokens)
         turn_landing = Landing(Path(task.landing), run_id=task.run_id, model=m.name, dataset=planned.id,
                                attempt=task.attempt, turns=True)
@@ -177,34 +187,7 @@ class ModelHost:
                          limits={m.name: self._limits or Limits(), sim_cfg.name: limits},
                          breakers={sim_cfg.name: breaker})
         ctx.answers = writer  # the lane's results rows land as the single-turn ones do
-        died = False
-
-        async def watch(scope: anyio.CancelScope) -> None:
-            nonlocal died
-            while self._alive():
-                await anyio.sleep(WATCH_S)
-            died = True
-            scope.cancel()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(writer.run)
-            tg.start_soon(turn_writer.run)
-            tg.start_soon(watch, tg.cancel_scope)
-            try:
-                await lane.run(ctx)
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await sim.aclose()
-                    await providers.aclose()
-                    for w in (turn_writer, writer):  # an episode's turns land before its results row
-                        await w.close()
-                        await w.finished.wait()
-                tg.cancel_scope.cancel()
-        if died:
-            raise ServerDied(f"{m.name}: the model's server on node {self.node_id} exited")
-        assert self._breaker is not None
-        return UnitOutcome(node_id=self.node_id, rows=writer.rows_written, errors=progress.counters[m.name].errors,
-                           unreachable=self._breaker.given_up or breaker.given_up)
+        return (lambda: lane.run(ctx)), [turn_writer, writer], [sim.aclose]
 
     def _alive(self) -> bool:
         return self._server is None or self._server.alive()
