@@ -5,7 +5,9 @@ cut short (their last turns and results row gone, as after a kill) go on after t
 asking only the missing calls, to the same transcripts.
 
 The companion is the simulated server's echo, the seeker its scripted JSON seeker (emotion from a crc32 of the
-companion's words), so a transcript is a function of the dialogue: any turn asked differently shows."""
+companion's words), so a transcript is a function of the dialogue: any turn asked differently shows. Last, the
+worker node is SIGKILLed while m_worker's episodes are mid-dialogue there: the unit is lost, run again on the node
+that replaces it, going on after the turns that landed, to the same transcripts."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -26,6 +29,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
 
 LIMIT, TURNS = 8, 3
+WORKER_LATENCY_MS = 150  # m_worker's episodes still run when the loss test kills its node
 RESULTS = ("model, dataset, item_id, sample, status, error_class, attempts, response, prediction, score, measures, "
            "input_tokens, output_tokens, model_version, prompt_hash, scorer_version, finish_reason, blocked, identity")
 TURNS_COLUMNS = ("model, dataset, item_id, sample, session, turn, role, status, content, emotion, reason, ended, "
@@ -42,13 +46,16 @@ def _models(path: Path, url: str) -> Path:
     return path
 
 
-def _sweep(models: Path, db: Path, *extra: str) -> subprocess.CompletedProcess:
+def _args(models: Path, db: Path, *extra: str) -> list[str]:
     suite = models.parent / "suite.toml"
     suite.write_text(SUITE)
-    args = ["sweep", str(models), "--db", str(db), "--suite", str(suite), "--limit", str(LIMIT),
-            "--turns", str(TURNS), "--quiet", *extra]
-    return subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, env=os.environ.copy())
+    return [sys.executable, "-m", "engine", "sweep", str(models), "--db", str(db), "--suite", str(suite),
+            "--limit", str(LIMIT), "--turns", str(TURNS), "--quiet", *extra]
+
+
+def _sweep(models: Path, db: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(_args(models, db, *extra), cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env=os.environ.copy())
 
 
 def _rows(db: Path, sql: str) -> list[tuple]:
@@ -69,7 +76,8 @@ def _same(db: Path, baseline: Path, results: str = RESULTS) -> None:
 
 @pytest.fixture(scope="module")
 def sim():
-    with SimServerProcess(mode="echo", profiles={"seeker-sim": {"mode": "seeker"}}, seed=1) as s:
+    profiles = {"seeker-sim": {"mode": "seeker"}, "m_worker": {"latency_ms": WORKER_LATENCY_MS}}
+    with SimServerProcess(mode="echo", profiles=profiles, seed=1) as s:
         yield s
 
 
@@ -132,4 +140,29 @@ def test_episodes_cut_short_go_on_after_their_kept_turns_on_the_cluster(sim, bas
     assert sim.stats()["total"] == lost  # only the missing calls, none of the kept ones
     # The same transcripts and scores; an episode's results row counts the tokens of the calls its last run
     # made (engine/lanes/episode.py, on one machine too), so those two columns are left out here.
+    _same(db, one, RESULTS.replace("input_tokens, output_tokens, ", ""))
+
+
+def test_losing_the_worker_node_mid_dialogue_keeps_the_transcripts(sim, baseline, ray_cluster, tmp_path):
+    models, one = baseline
+    companion = _rows(one, "SELECT count(*) FROM turns WHERE model = 'm_worker' AND role = 'companion'")[0][0]
+    db = tmp_path / "loss.duckdb"
+    sim.reset()
+    proc = subprocess.Popen(_args(models, db, "--cluster", ray_cluster.address), cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 120
+        while sim.stats()["by_model"].get("m_worker", 0) < 0.4 * companion:
+            assert proc.poll() is None and time.monotonic() < end, "the sweep ended before the kill"
+            time.sleep(0.05)
+        lost_node = ray_cluster.worker.node_id
+        ray_cluster.kill_worker(back_after_s=2.0)
+        _, err = proc.communicate(timeout=180)  # a hang fails here
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    units = _rows(db, "SELECT attempt, node_id, status FROM cluster_units WHERE model = 'm_worker'")
+    assert any(s == "lost" and node == lost_node for _a, node, s in units), units
+    assert any(s == "done" and node == ray_cluster.worker.node_id for _a, node, s in units), units
+    # The same transcripts, turn rows and scores (a resumed episode's row counts its last attempt's tokens).
     _same(db, one, RESULTS.replace("input_tokens, output_tokens, ", ""))
