@@ -118,6 +118,8 @@ def test_an_episode_counts_every_call_and_the_growing_dialogue_by_hand(tmp_path,
             comp_calls, comp_in = comp_calls + 2, comp_in + 2 * (comp1 + first) + O1 + (O1 + C + S)
             sim_calls = sim_calls + 2
             sim_in += (seek1[0] + first + O1 + C) + (seek1[1] + first + O1 + C + S + C)
+        # What a judge reading the transcript is sent: every session's dialogue at its cap.
+        assert got.dialogue == first + ((S + 2 * (C + S)) if len(sc.sessions) == 2 else 0)
         shapes.add((own0 is not None, len(sc.sessions)))
         assert (got.companion_calls, got.companion_in, got.companion_out) == (comp_calls, comp_in, comp_calls * C)
         assert (got.simulator_calls, got.simulator_in, got.simulator_out) == (sim_calls, sim_in, sim_calls * S)
