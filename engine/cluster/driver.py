@@ -133,6 +133,7 @@ class Driver:
         self.budget_state: tuple[float, bool] | None = None  # (spent, stopped) as it last said
         self.pool = HostPool(ray, cfg, self.node_id, ModelHost)
         self.served = cfg  # the models as their hosts serve them, once they are up
+        self.sim_gone = ""  # the [user_simulator]'s name once it could not be reached: no episode unit is handed out
 
     # ------------------------------------------------------------------ the run
 
@@ -184,7 +185,7 @@ class Driver:
             self._stop_everything()
         rows = sum(c.done - c.start_done for c in self.progress.counters.values())
         result = SweepResult(rows_written=rows, interrupted=interrupted, errors=0, run_s=run_s,
-                             unreachable=sorted(self.pool.gone))
+                             unreachable=sorted(self.pool.gone) + ([self.sim_gone] if self.sim_gone else []))
         if self.budget_state is not None:
             result.spent_usd, result.budget_reached = self.budget_state
         # The same end as on one machine. A changed model version stops a host's lane; the guards that
@@ -244,7 +245,9 @@ class Driver:
             for host in self.pool.ready[name]:
                 while queue and host.busy < UNITS_PER_HOST:
                     unit = queue.popleft()
-                    task = self._task(unit)
+                    skip = bool(self.sim_gone) and is_interactive(unit.planned.dataset)  # left unasked
+                    self.units_done += skip
+                    task = None if skip else self._task(unit)
                     if task is None:
                         continue  # an earlier attempt landed all of it
                     units_table.unit_started(self.con, self.run_id, name, unit.planned.id, unit.attempt,
@@ -281,8 +284,12 @@ class Driver:
             return
         self.units_done += 1
         units_table.unit_ended(self.con, self.run_id, name, ds, unit.attempt,
-                               "unreachable" if out.unreachable else "done")
+                               "unreachable" if out.unreachable or out.simulator_unreachable else "done")
         self._check_budget()
+        if out.simulator_unreachable and not self.sim_gone:  # its episodes stay unasked; the model's others run
+            self.sim_gone = self.cfg.user_simulator.name if self.cfg.user_simulator else "user_simulator"
+            log(f"unreachable: {self.sim_gone} (the [user_simulator]) could not be reached: the episode units left "
+                "are not handed out (run the same command again once it answers)")
         if out.unreachable:
             self.pool.give_up(name, "its endpoint could not be reached (see the breaker's lines above)")
 

@@ -120,9 +120,9 @@ class ModelHost:
         writer = Writer(cast(Any, None), insert=landing.land, flush_s=FLUSH_S)
         progress = Progress(quiet=True)
         progress.add(m.name, planned.size, task.n_done)
-        gave_up = [self._breaker]
+        sim: list[Breaker] = []  # the [user_simulator]'s breaker, for an episode unit
         if is_interactive(planned.dataset):
-            run, writers, closers = self._episodes(task, providers, writer, progress, gave_up)
+            run, writers, closers = self._episodes(task, providers, writer, progress, sim)
         else:
             lane = ModelLane(m.name, provider=providers, work=work, concurrency=m.concurrency, stamps=task.stamps)
             run, writers, closers = (lambda: lane.drive(writer, progress, self._budget)), [writer], []
@@ -152,11 +152,12 @@ class ModelHost:
                 tg.cancel_scope.cancel()
         if died:
             raise ServerDied(f"{m.name}: the model's server on node {self.node_id} exited")
-        return UnitOutcome(node_id=self.node_id, rows=writer.rows_written,
-                           errors=progress.counters[m.name].errors, unreachable=any(b and b.given_up for b in gave_up))
+        assert self._breaker is not None
+        return UnitOutcome(node_id=self.node_id, rows=writer.rows_written, errors=progress.counters[m.name].errors,
+                           unreachable=self._breaker.given_up, simulator_unreachable=any(b.given_up for b in sim))
 
     def _episodes(self, task: UnitTask, providers: ProviderSet, writer: Writer, progress: Progress,
-                  gave_up: list[Breaker | None]) -> tuple[Callable[[], Awaitable[None]], list[Writer],
+                  sim_breaker: list[Breaker]) -> tuple[Callable[[], Awaitable[None]], list[Writer],
                                                           list[Callable[[], Awaitable[None]]]]:
         """An interactive dataset's unit: its episodes, each a dialogue with the [user_simulator] (the lane's
         run, the writers to run and flush in order, what to close)."""
@@ -169,7 +170,7 @@ class ModelHost:
             self._sim = (host_limits(sim_cfg, self.cfg, self.keepers, self.pool_shares),
                          build_breakers([sim_cfg], quiet=True)[sim_cfg.name])
         limits, breaker = self._sim
-        gave_up.append(breaker)
+        sim_breaker.append(breaker)
         sim = Simulator(sim_cfg, limits, breaker, max_tokens=task.seeker_tokens)
         turn_landing = Landing(Path(task.landing), run_id=task.run_id, model=m.name, dataset=planned.id,
                                attempt=task.attempt, turns=True)

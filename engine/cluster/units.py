@@ -67,6 +67,7 @@ class UnitOutcome(msgspec.Struct, kw_only=True):
     rows: int
     errors: int
     unreachable: bool = False  # the endpoint's breaker gave up: the rest stays unasked
+    simulator_unreachable: bool = False  # the [user_simulator]'s breaker gave up (an episode unit)
 
 
 class HostFacts(msgspec.Struct, kw_only=True):

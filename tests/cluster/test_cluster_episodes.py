@@ -143,6 +143,25 @@ def test_episodes_cut_short_go_on_after_their_kept_turns_on_the_cluster(sim, bas
     _same(db, one, RESULTS.replace("input_tokens, output_tokens, ", ""))
 
 
+def test_an_unreachable_simulator_leaves_the_episodes_unasked_and_not_the_models(sim, ray_cluster, tmp_path):
+    """The [user_simulator] on a port nobody listens on: its breaker gives up, the episode units left are not handed
+    out, and both models' single-turn units run; one line names the simulator, exit 3 (run again)."""
+    models = tmp_path / "models.toml"
+    text = _models(models, sim.base_url).read_text()
+    head, seeker = text.split("[user_simulator]")
+    models.write_text(head + "[user_simulator]" + seeker.replace(sim.base_url, "http://127.0.0.1:9/v1")
+                      + "unreachable_after_s = 2\n")
+    db = tmp_path / "gone.duckdb"
+    r = _sweep(models, db, "--cluster", ray_cluster.address, "--datasets", "synthetic_episodes,synthetic")
+    assert r.returncode == 3, r.stderr[-3000:]
+    assert "unreachable: user_simulator (the [user_simulator]) could not be reached" in r.stderr, r.stderr[-3000:]
+    assert "m_head" not in r.stderr.split("not finished:")[-1], r.stderr[-3000:]  # the models are not given up
+    single = dict(_rows(db, "SELECT model, count(*) FROM results WHERE dataset = 'synthetic' AND status = 'ok' "
+                            "GROUP BY 1"))
+    assert single == {"m_head": LIMIT, "m_worker": LIMIT}
+    assert _rows(db, "SELECT count(*) FROM results WHERE dataset = 'synthetic_episodes' AND status = 'ok'") == [(0,)]
+
+
 def test_losing_the_worker_node_mid_dialogue_keeps_the_transcripts(sim, baseline, ray_cluster, tmp_path):
     models, one = baseline
     companion = _rows(one, "SELECT count(*) FROM turns WHERE model = 'm_worker' AND role = 'companion'")[0][0]
