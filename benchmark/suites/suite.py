@@ -58,6 +58,7 @@ class DatasetSpec(msgspec.Struct, frozen=True):
     id: str
     name: str
     methods: tuple[Method, ...]  # never empty: the default method is filled in
+    turns: int | None = None  # an interactive dataset's exchanges per session (None: its own default)
     samples: int | None = None  # interactive datasets: plays per scenario (None: the dataset's own)
 
 
@@ -112,6 +113,9 @@ class Suite(msgspec.Struct, frozen=True):
 
     def tasks(self) -> list[tuple[Ability, SubAbility, Task]]:
         return [(a, s, t) for a in self.abilities for s in a.sub_abilities for t in s.tasks]
+
+    def spec(self, dataset_id: str) -> DatasetSpec | None:
+        return next((d for d in self.dataset_specs if d.id == dataset_id), None)
 
 
 def resolve(name_or_path: str) -> Path:
@@ -241,10 +245,9 @@ class _Parser:
                 raise self.fail(where, f"invalid dataset id {ds_id!r}")
             if isinstance(body, str):  # shorthand: id = "Display name"
                 body = {"name": body}
-            body = self.keys(where, body, {"name", "methods", "samples"})
-            samples = body.get("samples")
-            if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
-                raise self.fail(f"{where}.samples", f"expected an integer >= 1 (plays per scenario), got {samples!r}")
+            body = self.keys(where, body, {"name", "methods", "turns", "samples"})
+            turns = self.count(where, body, "turns", "exchanges per session")
+            samples = self.count(where, body, "samples", "plays per scenario")
             methods = body.get("methods", [{}])  # default: primary metric, ratio
             if not isinstance(methods, list) or not methods:
                 raise self.fail(f"{where}.methods", "expected a non-empty array of tables")
@@ -254,8 +257,16 @@ class _Parser:
                 if m.id in seen:
                     raise self.fail(f"{where}.methods[{i}]", f"metric {m.id!r} listed twice")
                 seen.add(m.id)
-            out[ds_id] = DatasetSpec(ds_id, self.text(f"{where}.name", body.get("name", ds_id)), tuple(ms), samples=samples)
+            name = self.text(f"{where}.name", body.get("name", ds_id))
+            out[ds_id] = DatasetSpec(ds_id, name, tuple(ms), turns=turns, samples=samples)
         return out
+
+    def count(self, where: str, body: dict[str, Any], key: str, what: str) -> int | None:
+        """An optional positive integer of a dataset's table (`turns`, `samples`)."""
+        value = body.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise self.fail(f"{where}.{key}", f"expected an integer >= 1 ({what}), got {value!r}")
+        return value
 
     def method(self, where: str, m: Any) -> Method:
         m = self.keys(where, m, {"metric", "normalization", "min", "max", "grades", "weight"})

@@ -47,7 +47,7 @@ from engine.cluster.connect import connected, import_ray
 from engine.cluster.host import ModelHost
 from engine.cluster.limiter import keepers_ready, pool_shares, start_keepers
 from engine.cluster.placement import POLL_S, Host, HostPool, first_line, head_node
-from engine.cluster.units import MAX_ATTEMPTS, UNITS_PER_HOST, UnitOutcome, UnitTask, landing_folder
+from engine.cluster.units import MAX_ATTEMPTS, UNITS_PER_HOST, UnitOutcome, UnitTask, landing_folder, with_episodes
 from engine.config.models import ModelConfig, ModelsFile
 from engine.lanes.model_lane import Stamps, build_row
 from engine.lanes.work import PlannedDataset, pending_work
@@ -55,6 +55,7 @@ from engine.run.context import StoredRun
 from engine.run.generation import prompt_budgets
 from engine.run.progress import Progress, log
 from engine.run.signals import signalled, signals_remembered
+from engine.sweep.identity import is_interactive
 from engine.sweep.live import live_view_thread
 from engine.sweep.plan import SweepOptions, SweepPlan
 from engine.sweep.prepare import SweepResult, end_run, run_sweep, stamp_run
@@ -132,13 +133,18 @@ class Driver:
         self.budget_state: tuple[float, bool] | None = None  # (spent, stopped) as it last said
         self.pool = HostPool(ray, cfg, self.node_id, ModelHost)
         self.served = cfg  # the models as their hosts serve them, once they are up
+        self.sim_gone = ""  # the [user_simulator]'s name once it could not be reached: no episode unit is handed out
 
     # ------------------------------------------------------------------ the run
 
     def run(self) -> SweepResult:
         opts, plan = self.opts, self.plan
         try:
-            self.keepers = start_keepers(self.ray, self.cfg, self.run_id, self.node_id,
+            # The [user_simulator]'s rates are kept like a model's: every host's episodes book them there.
+            sim = self.cfg.user_simulator
+            rated = (msgspec.structs.replace(self.cfg, models=[*self.cfg.models, sim])
+                     if sim is not None and any(is_interactive(p.dataset) for p in plan.planned) else self.cfg)
+            self.keepers = start_keepers(self.ray, rated, self.run_id, self.node_id,
                                          lambda m: m.concurrency * m.replicas * UNITS_PER_HOST)
             if opts.budget_usd is not None:
                 self.budget = start_budget_keeper(self.ray, opts.budget_usd, self.node_id)
@@ -179,7 +185,7 @@ class Driver:
             self._stop_everything()
         rows = sum(c.done - c.start_done for c in self.progress.counters.values())
         result = SweepResult(rows_written=rows, interrupted=interrupted, errors=0, run_s=run_s,
-                             unreachable=sorted(self.pool.gone))
+                             unreachable=sorted(self.pool.gone) + ([self.sim_gone] if self.sim_gone else []))
         if self.budget_state is not None:
             result.spent_usd, result.budget_reached = self.budget_state
         # The same end as on one machine. A changed model version stops a host's lane; the guards that
@@ -239,7 +245,9 @@ class Driver:
             for host in self.pool.ready[name]:
                 while queue and host.busy < UNITS_PER_HOST:
                     unit = queue.popleft()
-                    task = self._task(unit)
+                    skip = bool(self.sim_gone) and is_interactive(unit.planned.dataset)  # left unasked
+                    self.units_done += skip
+                    task = None if skip else self._task(unit)
                     if task is None:
                         continue  # an earlier attempt landed all of it
                     units_table.unit_started(self.con, self.run_id, name, unit.planned.id, unit.attempt,
@@ -255,9 +263,12 @@ class Driver:
             self.units_done += 1
             return None
         done = sorted(resume.done_keys(self.con, m.name, p.id)) if n_done else []
-        return UnitTask(run_id=self.run_id, model=m.name, planned=p, n_done=n_done, done=done, attempt=unit.attempt,
+        task = UnitTask(run_id=self.run_id, model=m.name, planned=p, n_done=n_done, done=done, attempt=unit.attempt,
                         stamps=self.stamps[m.name], landing=str(self.landing),
                         prompt_budget=prompt_budgets(m, [p.dataset])[p.id])
+        if is_interactive(p.dataset):
+            with_episodes(task, self.con, self.cfg, self.plan.planned)
+        return task
 
     def _unit_ended(self, ref: Any) -> None:
         host, unit = self.inflight.pop(ref)
@@ -273,8 +284,12 @@ class Driver:
             return
         self.units_done += 1
         units_table.unit_ended(self.con, self.run_id, name, ds, unit.attempt,
-                               "unreachable" if out.unreachable else "done")
+                               "unreachable" if out.unreachable or out.simulator_unreachable else "done")
         self._check_budget()
+        if out.simulator_unreachable and not self.sim_gone:  # its episodes stay unasked; the model's others run
+            self.sim_gone = self.cfg.user_simulator.name if self.cfg.user_simulator else "user_simulator"
+            log(f"unreachable: {self.sim_gone} (the [user_simulator]) could not be reached: the episode units left "
+                "are not handed out (run the same command again once it answers)")
         if out.unreachable:
             self.pool.give_up(name, "its endpoint could not be reached (see the breaker's lines above)")
 

@@ -162,6 +162,7 @@ class Episode:
         """The companion's reply t of session s (a record with role "blocked" when it declined)."""
         kept = self.kept.get((s, t, "companion"))
         if kept is not None:
+            self.version = kept.model_version or self.version  # an episode ended from kept turns only keeps it too
             return self._replay(kept)
         lane, ctx = self.lane, self.ctx
         msgs = companion_messages(self.scenario, s, history, earlier=earlier, memory=lane.m.memory)

@@ -8,6 +8,7 @@ from itertools import groupby
 from pathlib import Path
 
 from engine.report import unparsed_notes
+from engine.report.episode_outcomes import outcome_lines
 from engine.report.table import Column, output_width, render, text_table
 from engine.report.terminal import one_line
 from engine.run.context import Budget
@@ -70,6 +71,7 @@ def print_dataset_scores(db: Path) -> None:
             ORDER BY 1, 2
             """
         ).fetchall()
+        episodes = outcome_lines(con)  # interactive datasets: how episodes ended (none: nothing printed)
     finally:
         con.close()
     # One table per model under its name: a long model name beside a long dataset id would not fit 80 columns.
@@ -80,4 +82,6 @@ def print_dataset_scores(db: Path) -> None:
                            for _, ds, n, ok, unp, cov, score in group)))
         table, _ = text_table([Column(h, c, right=h != "dataset") for h, c in zip(heads, cells)], width, keys=1)
         out += ["", one_line(model), *table]
+    if episodes:
+        out += ["", *(one_line(x) for x in episodes)]
     sys.stderr.write("\n".join(out) + "\n")

@@ -10,6 +10,10 @@ answer (the answers this run makes and the stored ones without a verdict), its
 prompt with the answer at the model's max_tokens; the [extractor] at most one
 call per choice answer (only those the rules leave unread are asked, which is
 not known in advance), so its row is an upper bound on calls too.
+
+An interactive dataset's episode is many calls (engine/sweep/episode_forecast.py): the model's row counts
+its episodes as items and their companion calls' tokens, the [user_simulator] gets a row of its own, and a
+judge reading a transcript is sent the whole dialogue.
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ import msgspec
 from benchmark.extract import prompt as extract_prompt
 from benchmark.dataset import Item
 from benchmark.adapters.judges import rubric_for
+from benchmark.episodes.dataset import EpisodeDataset
 from engine.config.models import ModelConfig, ModelsFile
 from engine.lanes.extract_model import CUT_OFF
 from engine.lanes.work import PlannedDataset
 from engine.run.context import prompt_tokens
 from engine.run.generation import dataset_generation
+from engine.sweep.episode_forecast import EpisodeCalls, episode_calls, seeker_cap
 from engine.sweep.plan import SweepOptions, plan_sweep
 from providers.http import DEFAULT_MAX_OUTPUT
 from store.side import extractions
@@ -70,13 +76,60 @@ def forecast(opts: SweepOptions) -> list[Forecast]:
         finally:
             con.close()
     tokens = {p.id: _item_tokens(p) for p in plan.planned}
-    rows = [_forecast_model(m, plan.planned, tokens, done) for m in models]
-    judge, extractor = plan.cfg.judge, plan.cfg.extractor
+    episodes = Episodes(plan.cfg, plan.planned)
+    rows = [_forecast_model(m, plan.planned, tokens, done, episodes) for m in models]
+    judge, extractor, sim = plan.cfg.judge, plan.cfg.extractor, plan.cfg.user_simulator
+    if sim is not None and episodes.sim_out:
+        rows.append(_forecast_simulator(sim, plan.cfg, plan.planned, done, episodes))
     if judge is not None:
-        rows.append(_forecast_helper(judge, "judge", plan.cfg, plan.planned, done, backlog, _judge_call))
+        rows.append(_forecast_helper(judge, "judge", plan.cfg, plan.planned, done, backlog, _judge_call, episodes))
     if extractor is not None:
-        rows.append(_forecast_helper(extractor, "extractor", plan.cfg, plan.planned, done, backlog, _extractor_call))
+        rows.append(_forecast_helper(extractor, "extractor", plan.cfg, plan.planned, done, backlog, _extractor_call,
+                                     episodes))
     return rows
+
+
+class Episodes:
+    """Each episode's calls at most (engine/sweep/episode_forecast.py), worked out once per model setting."""
+
+    def __init__(self, cfg: ModelsFile, planned: list[PlannedDataset]):
+        episodic = [p.dataset for p in planned if isinstance(p.dataset, EpisodeDataset)]
+        sim = cfg.user_simulator
+        # The simulator's reply cap, as engine/lanes/episode.py:start_episodes gives it (0: nothing interactive).
+        self.sim_out = seeker_cap(max(episodic, key=lambda d: d.seeker_max_tokens),
+                                  sim.max_tokens if sim else None) if episodic else 0
+        self._cache: dict[tuple[str, str, str, int], EpisodeCalls] = {}
+
+    def of(self, m: ModelConfig, p: PlannedDataset, item: Item) -> EpisodeCalls:
+        out = dataset_generation(m, p.dataset).get("max_tokens") or DEFAULT_MAX_OUTPUT
+        key = (p.id, item.id, m.memory, out)
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = episode_calls(item, companion_out=out, seeker_out=self.sim_out, memory=m.memory)
+        return got
+
+
+def _forecast_simulator(sim: ModelConfig, cfg: ModelsFile, planned: list[PlannedDataset],
+                        done: dict[tuple[str, str], set[tuple[str, int]]], episodes: Episodes) -> Forecast:
+    """The [user_simulator]'s calls in every model's episodes this run plays (unfinished ones in full)."""
+    calls = tok_in = tok_out = 0
+    for p in planned:
+        if not isinstance(p.dataset, EpisodeDataset):
+            continue
+        for m in cfg.models:
+            skip = done.get((m.name, p.id), set())
+            for it in p.items:
+                n = sum(1 for s in range(p.dataset.samples_of(it.id)) if (it.id, s) not in skip)
+                if n:
+                    ec = episodes.of(m, p, it)
+                    calls, tok_in, tok_out = (calls + n * ec.simulator_calls, tok_in + n * ec.simulator_in,
+                                              tok_out + n * ec.simulator_out)
+    price = sim.price
+    cost = price.cost(tok_in, tok_out) if price is not None else None
+    note = ", ".join(x for x in ("at most: every session to its turn cap",
+                                 sim.missing_key() or ("" if price else "no price")) if x)
+    return Forecast(f"user_simulator {sim.name}" if sim.name != "user_simulator" else "user_simulator",
+                    sim.provider, calls, tok_in, tok_out, cost, note)
 
 
 # A helper's one call about an answer to `item` of at most `answer_tokens`: (tokens in, tokens out), None: no call.
@@ -101,7 +154,7 @@ def _extractor_call(ex: ModelConfig, p: PlannedDataset, item: Item, answer_token
 
 def _forecast_helper(helper: ModelConfig, role: str, cfg: ModelsFile, planned: list[PlannedDataset],
                      done: dict[tuple[str, str], set[tuple[str, int]]], backlog: dict[tuple[str, str], int],
-                     call: HelperCall) -> Forecast:
+                     call: HelperCall, episodes: Episodes) -> Forecast:
     """The judge's or the extractor's calls about the answers this run makes and the stored ones waiting."""
     calls = tok_in = tok_out = 0
     for p in planned:
@@ -110,7 +163,9 @@ def _forecast_helper(helper: ModelConfig, role: str, cfg: ModelsFile, planned: l
             answer = dataset_generation(m, p.dataset).get("max_tokens") or DEFAULT_MAX_OUTPUT
             skip = done.get((m.name, p.id), set())
             for it in p.items:
-                asked = call(helper, p, it, answer)
+                # A judge reads an episode's whole transcript.
+                size = episodes.of(m, p, it).dialogue if isinstance(p.dataset, EpisodeDataset) else answer
+                asked = call(helper, p, it, size)
                 if asked is None:
                     break  # not a dataset this helper reads
                 per_item.append(asked)
@@ -148,21 +203,30 @@ def _backlogs(con: duckdb.DuckDBPyConnection, cfg: ModelsFile, planned: list[Pla
 
 
 def _forecast_model(m: ModelConfig, planned: list[PlannedDataset], tokens: dict[str, dict[str, int]],
-                    done: dict[tuple[str, str], set[tuple[str, int]]]) -> Forecast:
+                    done: dict[tuple[str, str], set[tuple[str, int]]], episodes: Episodes) -> Forecast:
     items = tok_in = tok_out = 0
+    n_episodes = episode_calls = 0
     for p in planned:
         skip = done.get((m.name, p.id), set())
         out = dataset_generation(m, p.dataset).get("max_tokens") or DEFAULT_MAX_OUTPUT  # what is sent
+        episodic = isinstance(p.dataset, EpisodeDataset)
         for it in p.items:
             for s in range(p.dataset.samples_of(it.id)):
                 if (it.id, s) not in skip:
                     items += 1
+                    if episodic:  # an episode: its companion calls, the dialogue growing
+                        ec = episodes.of(m, p, it)
+                        n_episodes, episode_calls = n_episodes + 1, episode_calls + ec.companion_calls
+                        tok_in, tok_out = tok_in + ec.companion_in, tok_out + ec.companion_out
+                        continue
                     tok_in += tokens[p.id][it.id]
                     tok_out += out
     # A batched model pays its provider's batch price (engine/config/models.py Price.batch).
     price = m.price.batch() if m.price is not None and m.batch else m.price
     cost = price.cost(tok_in, tok_out) if price is not None else None
     note = m.missing_key() or ("" if m.price is not None else "no price")
+    if n_episodes:
+        note = ", ".join(x for x in (note, f"{n_episodes:,} episode(s): up to {episode_calls:,} calls") if x)
     if m.batch:
         note = ", ".join(x for x in (note, f"batch price (x{m.price.batch_factor:g})" if m.price else "batch") if x)
     return Forecast(m.name, m.provider, items, tok_in, tok_out, cost, note)
@@ -183,4 +247,5 @@ def print_forecast(rows: list[Forecast], out: TextIO = sys.stdout) -> None:
         if n == 0 or n == len(body) - 1:
             print("  ".join("-" * w for w in widths), file=out)
     print("nothing was called: input tokens are estimated from the prompts (UTF-8 bytes / 3), output at each "
-          "model's max_tokens, so costs are upper bounds; a helper's items are its calls", file=out)
+          "model's max_tokens, so costs are upper bounds; a helper's items are its calls, an episode (an interactive "
+          "item) is counted as played to its turn cap", file=out)

@@ -67,7 +67,7 @@ def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> SweepPlan:
             f"{', '.join(skipped)}", quiet=opts.quiet)
     if not datasets:
         raise UserError(f"suite {suite.name}: none of its datasets can be evaluated yet")
-    datasets = interactive_settings(datasets, cfg, opts)
+    datasets = interactive_settings(datasets, cfg, opts, suite)
     datasets = suite_samples(datasets, suite)
     if opts.limit is not None and opts.limit < 1:
         raise UserError("--limit must be >= 1")
@@ -83,11 +83,22 @@ def plan_sweep(opts: SweepOptions, *, check_env: bool = True) -> SweepPlan:
     return SweepPlan(opts, cfg, suite, planned)
 
 
-def interactive_settings(datasets: list[Dataset], cfg: ModelsFile, opts: SweepOptions) -> list[Dataset]:
-    """--turns applied to the interactive datasets; a [user_simulator] required when one is planned."""
+def interactive_settings(datasets: list[Dataset], cfg: ModelsFile, opts: SweepOptions,
+                         suite: Suite | None = None) -> list[Dataset]:
+    """Turns per session of the interactive datasets: --turns, else the suite's `turns`, else the dataset's
+    own default; a [user_simulator] required when one is planned."""
     from benchmark.episodes.dataset import EpisodeDataset
 
     episodic = [ds for ds in datasets if isinstance(ds, EpisodeDataset)]
+    datasets = list(datasets)
+    for n, ds in enumerate(datasets):
+        spec = suite.spec(ds.id) if suite is not None else None
+        if suite is None or spec is None or spec.turns is None:
+            continue
+        if not isinstance(ds, EpisodeDataset):
+            raise UserError(f"{suite.source}: [datasets].{ds.id}.turns: {ds.id} is not an interactive dataset "
+                            "(turns are the exchanges per session of a dialogue)")
+        datasets[n] = ds.with_turns(spec.turns)
     if opts.turns is not None:
         if opts.turns < 1:
             raise UserError("--turns must be >= 1 (exchanges per session of an interactive dataset)")

@@ -78,6 +78,16 @@ def insert_turns(con: duckdb.DuckDBPyConnection, rows: list[TurnRow]) -> None:
         con.execute(_UPSERT)
 
 
+def turns_arrow(rows: list[TurnRow]) -> pa.Table:
+    """Rows as the Arrow table a cluster host lands as Parquet (engine/cluster/units.py)."""
+    return arrow_batch(rows, _SCHEMA, frozenset())
+
+
+def upsert_turns_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table) -> None:
+    """Upsert a landed Arrow batch of turns in the caller's transaction (store/side/cluster.py)."""
+    con.execute(_UPSERT)  # `batch` is referenced by name in the SQL
+
+
 Key = tuple[str, int]  # (item_id, sample)
 
 

@@ -18,9 +18,12 @@ import duckdb
 import pyarrow.parquet as pq
 
 from store.transaction import transaction
+from store.results.turns import upsert_turns_batch
 from store.results.writer import upsert_batch
 
 LANDED_SUFFIX = ".parquet"
+# An episode unit's turns land in files of their own, named with this prefix (engine/cluster/units.py).
+TURNS_PREFIX = "turns+"
 
 
 def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -28,21 +31,29 @@ def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def landed(folder: Path) -> list[Path]:
-    """Whole landed files, oldest name first (temporary names end otherwise and are skipped)."""
-    return sorted(folder.glob(f"*{LANDED_SUFFIX}")) if folder.is_dir() else []
+    """Whole landed files, oldest name first (temporary names end otherwise and are skipped); an episode's
+    turns before the results rows of the same listing (its turns landed before its results row was put)."""
+    if not folder.is_dir():
+        return []
+    return sorted(folder.glob(f"*{LANDED_SUFFIX}"), key=lambda p: (not p.name.startswith(TURNS_PREFIX), p.name))
 
 
 def ingest(con: duckdb.DuckDBPyConnection, path: Path) -> Counter[tuple[str, str]]:
-    """Store one landed file's rows once; returns rows per (model, status) newly ingested."""
+    """Store one landed file's rows once; returns `results` rows per (model, status) newly ingested (a turns
+    file counts none: an episode is counted by its results row)."""
     name = path.name
     counts: Counter[tuple[str, str]] = Counter()
     with transaction(con):
         if con.execute("SELECT 1 FROM landed_files WHERE name = ?", [name]).fetchone() is None:
             batch = pq.read_table(path)
-            upsert_batch(con, batch)
+            if name.startswith(TURNS_PREFIX):
+                upsert_turns_batch(con, batch)
+            else:
+                upsert_batch(con, batch)
+                counts.update((str(m), str(s))
+                              for m, s in zip(batch["model"].to_pylist(), batch["status"].to_pylist()))
             con.execute("INSERT INTO landed_files (name, rows, ingested_at) VALUES (?, ?, ?)",
                         [name, batch.num_rows, datetime.now(UTC)])
-            counts.update((str(m), str(s)) for m, s in zip(batch["model"].to_pylist(), batch["status"].to_pylist()))
     path.unlink(missing_ok=True)  # after the commit: a rerun that finds it only removes it
     return counts
 

@@ -242,3 +242,16 @@ def test_gate_and_tau_rules(tmp_path):
     p = _write(tmp_path, GOOD.replace('missing_levels', 'x').replace("tau = 50", 'tau = 50\nmissing_levels = "drop"'))
     with pytest.raises(SuiteError, match="missing_levels: 'drop' is not one of table, renormalize"):
         load_suite(str(p))
+
+
+def test_a_dataset_may_set_its_turns_per_session():
+    from benchmark.suites.suite import SuiteError, parse_suite
+
+    def doc(turns):
+        return {"suite": {"name": "s1"}, "ability": [{"id": "a", "sub_ability": [{"id": "s", "task": [
+            {"id": "t", "level": "M", "datasets": ["d"]}]}]}], "datasets": {"d": {"name": "D", "turns": turns}}}
+
+    assert parse_suite(doc(3)).spec("d").turns == 3
+    for bad in (0, -1, 2.5, True, "8"):
+        with pytest.raises(SuiteError, match=r"\[datasets\]\.d\.turns: expected an integer >= 1"):
+            parse_suite(doc(bad))

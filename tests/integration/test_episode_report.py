@@ -76,6 +76,16 @@ def test_item_browser_shows_a_transcript_with_its_curve(swept, tmp_path):
                                   "AND item_id = (SELECT min(item_id) FROM turns)")[0][0]
         points = first.locator("svg.curve polyline").get_attribute("points") or ""
         assert len(points.split()) == n_emotions
+        # Counted by how they ended, not as right or wrong answers; the filter offers the outcomes.
+        note = page.inner_text("#it-note")
+        assert "3 episodes (0 success, 0 failure, 3 at cap, 0 ended by the seeker)" in note, note
+        assert "wrong" not in note and "right" not in note
+        assert "at cap" in page.locator("#it-filter option").all_inner_texts()
+        assert page.locator("#it-table td.outcome").all_inner_texts() == ["at the turn cap"] * 3
+        page.select_option("#it-filter", "success")
+        page.wait_for_function("!document.querySelector('#it-table .transcript')")
+        page.select_option("#it-filter", "cap")
+        page.wait_for_selector("#it-table .transcript")
         page.locator("#items").screenshot(path=str(screenshot_dir() / "report-episodes.png"))
         # The figure: m1's mean emotion by seeker message, 60 at every point (the scripted seeker).
         fig = page.locator("#fig-emotion-synthetic_episodes")

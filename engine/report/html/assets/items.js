@@ -1,6 +1,7 @@
 // The item browser: one dataset, one model (and optionally a second, side by side). Items
 // come inline (static report, under its size cap) or from api/items (serve), in the shape
-// engine/report/html/items.py writes: {ids, gold, rows: {model: [[i, response, prediction, score, error, blocked]]}}.
+// engine/report/html/items.py writes: {ids, gold, rows: {model: [[i, response, prediction, score, error, blocked]]}};
+// an interactive dataset's rows add the episode's outcome, and its block has "turns" (the transcripts).
 "use strict";
 
 const IT = { inline: null, cache: new Map(), shown: 0, page: 100, ready: false };
@@ -57,9 +58,31 @@ function openItems(dataset, model) {
 
 function itemState(r) {
   if (!r) return "missing";
+  if (r.length > 6) return r[6];  // an episode: how it ended (engine/report/episode_outcomes.py), never right or wrong
   if (r[4]) return "error";
   if (r[2] == null) return "unparsed";
   return r[3] != null && r[3] < 1 ? "wrong" : "right";
+}
+
+// An episode's outcomes, as the terminal names them; the filter offers them for an interactive dataset.
+const OUTCOMES = [["success", "success"], ["failure", "failure"], ["cap", "at cap"], ["end", "ended by the seeker"],
+  ["refusal", "refused/blocked"], ["simulator error", "simulator errors"], ["error", "call errors"],
+  ["unfinished", "unfinished"]];
+const ONE_OUTCOME = { success: "success", failure: "failure", cap: "at the turn cap", end: "ended by the seeker",
+  refusal: "refused or blocked", "simulator error": "simulator error", error: "call failed", unfinished: "unfinished" };
+const ANSWER_FILTER = [["all", "all"], ["wrong", "wrong (score < 1)"], ["unparsed", "unparsed"], ["error", "errors"],
+  ["differ", "the two models differ"]];
+const EPISODE_FILTER = [["all", "all"], ...OUTCOMES, ["differ", "the two models differ"]];
+
+// The filter's choices for the dataset shown: answers (right/wrong) or episodes (outcomes); the choice is kept
+// when the other list has it too.
+function setFilter(f, interactive) {
+  const want = interactive ? EPISODE_FILTER : ANSWER_FILTER;
+  if (f.dataset.kind === (interactive ? "episodes" : "answers")) return;
+  const keep = f.value;
+  f.replaceChildren(...want.map(([v, label]) => el("option", { value: v, text: label })));
+  f.value = want.some(([v]) => v === keep) ? keep : "all";
+  f.dataset.kind = interactive ? "episodes" : "answers";
 }
 
 async function showItems(reset) {
@@ -70,13 +93,16 @@ async function showItems(reset) {
     table.replaceChildren(); more.hidden = true; return;
   }
   const dataset = document.getElementById("it-dataset").value, A = document.getElementById("it-model").value;
-  const B = document.getElementById("it-other").value, filter = document.getElementById("it-filter").value;
+  const B = document.getElementById("it-other").value;
   if (!dataset || !A) { note.textContent = "no items stored yet"; return; }
   let block;
   try { block = await getItems(dataset, B ? [A, B] : [A]); }
   catch (e) { note.textContent = "could not load items: " + e.message; return; }
   const byIdx = m => new Map((block.rows[m] || []).map(r => [r[0], r]));
   const ra = byIdx(A), rb = B ? byIdx(B) : null;
+  const interactive = !!block.turns;
+  setFilter(document.getElementById("it-filter"), interactive);
+  const filter = document.getElementById("it-filter").value;
   const keep = i => {
     const x = ra.get(i), y = rb ? rb.get(i) : null, s = itemState(x);
     if (filter === "all") return x || y;
@@ -86,14 +112,19 @@ async function showItems(reset) {
   const idx = block.ids.map((_, i) => i).filter(keep);
   if (reset) IT.shown = 0;
   IT.shown = Math.min(idx.length, IT.shown + IT.page);
-  const counts = { right: 0, wrong: 0, unparsed: 0, error: 0 };
-  for (const r of ra.values()) counts[itemState(r)]++;
-  note.textContent = `${A} on ${dataset}: ${ra.size} items (${counts.right} right, ${counts.wrong} wrong, ` +
-    `${counts.unparsed} unparsed, ${counts.error} errors); showing ${IT.shown} of ${idx.length} matching.` +
+  const counts = {};
+  for (const r of ra.values()) counts[itemState(r)] = (counts[itemState(r)] || 0) + 1;
+  const n = k => counts[k] || 0;
+  const tally = interactive
+    ? `${ra.size} episodes (` + OUTCOMES.filter(([k], j) => j < 4 || n(k)).map(([k, label]) => `${n(k)} ${label}`)
+        .join(", ") + ")"
+    : `${ra.size} items (${n("right")} right, ${n("wrong")} wrong, ${n("unparsed")} unparsed, ${n("error")} errors)`;
+  note.textContent = `${A} on ${dataset}: ${tally}; showing ${IT.shown} of ${idx.length} matching.` +
     (R.mode === "static" && window.ITEMS_NOTE ? " " + window.ITEMS_NOTE + "." : "") +
     " Prompts are not stored (only their template hash).";
-  const head = el("tr", {}, el("th", { class: "text", text: "item" }), el("th", { class: "text", text: "gold" }),
-    ...side(A, true), ...(B ? side(B, true) : []));
+  const head = el("tr", {}, el("th", { class: "text", text: "item" }),
+    el("th", { class: "text", text: interactive ? "scenario" : "gold" }),
+    ...side(A, true, interactive), ...(B ? side(B, true, interactive) : []));
   const body = el("tbody");
   for (const i of idx.slice(0, IT.shown)) {
     body.append(el("tr", {}, el("td", { text: block.ids[i] }), el("td", {}, el("pre", { text: plain(block.gold[i]) })),
@@ -109,9 +140,12 @@ function plain(json) {
   try { const v = JSON.parse(json); return typeof v === "string" ? v : json; } catch (e) { return json; }
 }
 
-// Header cells for a model, or the cells of one row: response, prediction, score (or the error).
+// Header cells for a model, or the cells of one row: response, prediction, score (or the error); for an
+// episode: its transcript, its outcome, its score (final emotion / 100).
 function side(x, header, turns) {
-  if (header) return ["response", "prediction", "score"].map(h => el("th", { class: "text", text: `${x}: ${h}` }));
+  if (header) return (turns ? ["transcript", "outcome", "score"] : ["response", "prediction", "score"])
+    .map(h => el("th", { class: "text", text: `${x}: ${h}` }));
+  if (x && x.length > 6) return episodeSide(x, turns);
   const s = itemState(x), cls = { right: "right", wrong: "wrong", unparsed: "wrong", error: "err" }[s] || "";
   if (!x) return [el("td", { text: "not asked" }), el("td"), el("td")];
   const resp = x[4] ? x[4] : (x[5] ? `[${x[5]}] ` : "") + (x[1] ?? "");
@@ -119,6 +153,17 @@ function side(x, header, turns) {
   return [el("td", { class: cls }, said),
           el("td", { class: cls }, el("pre", { text: x[2] == null ? (x[4] ? "" : "unparsed") : plain(x[2]) })),
           el("td", { class: cls, text: x[4] ? "error" : fmt(x[3]) })];
+}
+
+// An episode's cells: the transcript, how it ended (success green, failure red, errors yellow; the rest plain),
+// and its score where it has one (a refusal, an error or an unfinished episode has none).
+function episodeSide(x, turns) {
+  const outcome = x[6], label = ONE_OUTCOME[outcome] || outcome;
+  const cls = { success: "right", failure: "wrong", "simulator error": "err", error: "err" }[outcome] || "";
+  const why = x[4] ? `: ${x[4]}` : x[5] ? `: ${x[5]}` : "";
+  return [el("td", { class: cls }, turns ? transcript(turns) : el("pre", { text: x[4] || "" })),
+          el("td", { class: cls + " outcome", text: label + why }),
+          el("td", { class: cls, text: x[3] == null ? "-" : fmt(x[3]) })];
 }
 
 // An interactive dataset's item is an episode (engine/report/html/transcripts.py): its turns, or null.
