@@ -11,6 +11,7 @@ from typing import Any, Iterator
 import msgspec
 
 from benchmark import registry
+from benchmark.cache import cached_sample
 from benchmark.dataset import DataMissing, Dataset, stable_hash
 from benchmark.sampling import seeded_sample
 from benchmark.suites.suite import Suite, load_suite
@@ -169,8 +170,12 @@ def reading_data(ds: Dataset, data_dir: Path) -> Iterator[None]:
 
 
 def load_dataset(ds: Dataset, data_dir: Path, limit: int | None, seed: int) -> PlannedDataset:
+    def make() -> list[tuple[str, Any]]:
+        return seeded_sample(ds.records(data_dir), ds.id, limit, seed)
+
     with reading_data(ds, data_dir):
-        chosen = seeded_sample(ds.records(data_dir), ds.id, limit, seed)
+        # Only a registered declaration as it is: one changed at run time (--turns) is not what its source says.
+        chosen = cached_sample(ds, data_dir, limit, seed, make) if registry.get(ds.id) is ds else make()
     if not chosen:
         raise UserError(f"dataset {ds.id}: no items found under {data_dir}")
     return PlannedDataset(dataset=ds, records=tuple(chosen))
