@@ -61,6 +61,9 @@ def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConn
             holder = lock_holder(msg)
             raise StoreLocked(f"database {path} is in use by {holder}: stop it or let it finish, then run "
                               "this again", holder) from None
+        if path.exists() and ("read" in msg.lower() or "corrupt" in msg.lower()):  # its catalog lies past the end
+            raise StoreError(f"cannot open database {path}: it is damaged or truncated ({msg}): move it aside "
+                             "(or restore a copy) and run again: a new file is created") from None
         raise StoreError(f"cannot open database {path}: {msg}") from None
     except duckdb.Error as e:
         if made:

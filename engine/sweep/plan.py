@@ -17,7 +17,6 @@ from benchmark.sampling import seeded_sample
 from benchmark.suites.suite import Suite, load_suite
 from engine.config.load import load_models
 from engine.config.models import ModelsFile, SweepDefaults
-from engine.data.pull import DataOptions, pull
 from benchmark.errors import UserError
 from engine.lanes.work import PlannedDataset
 from engine.run.progress import log
@@ -140,6 +139,8 @@ def with_file_defaults(opts: SweepOptions, file: SweepDefaults) -> SweepOptions:
 
 def pull_data(dataset_ids: list[str], data_dir: Path, *, quiet: bool) -> None:
     """`data pull` for these datasets; files already present and verified are not fetched again."""
+    from engine.data.pull import DataOptions, pull  # only with --pull (it imports rich)
+
     if pull(DataOptions(datasets=",".join(dataset_ids), data_dir=data_dir, quiet=quiet)) != 0:
         raise UserError(f"could not fetch the data for {', '.join(dataset_ids)} into {data_dir} (see above)")
 
