@@ -95,3 +95,19 @@ def test_no_data_where_the_declaration_says_leaves_the_adapter_to_say_it(tmp_pat
     monkeypatch.setenv("ENGINE_CACHE_DIR", str(tmp_path / "cache"))
     ds = registry.get("sst2")
     assert cache.cached_sample(ds, tmp_path, 2, 0, lambda: [("made", {})]) == [("made", {})]
+
+
+def test_a_generated_dataset_is_keyed_by_its_declaration(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENGINE_CACHE_DIR", str(tmp_path / "cache"))
+    ds = registry.get("synthetic")
+    calls: list = []
+
+    def make():
+        calls.append(1)
+        return seeded_sample(ds.records(tmp_path), ds.id, 5, 0)
+
+    first = cache.cached_sample(ds, tmp_path, 5, 0, make)
+    assert cache.cached_sample(ds, tmp_path / "elsewhere", 5, 0, make) == first and len(calls) == 1
+    monkeypatch.setattr(ds, "pool_size", 10, raising=False)  # a value changed on the instance: another key
+    cache.cached_sample(ds, tmp_path, 5, 0, make)
+    assert len(calls) == 2
