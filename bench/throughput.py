@@ -110,27 +110,53 @@ def seed_completed(db: Path, models_file: Path, n_models: int, items: int) -> No
     con.close()
 
 
-def resume_scenario(tmp: Path, n_models: int = 10, items: int = 50_000) -> dict:
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """(wall, CPU = user + sys) of one whole command, process start to exit."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, cwd=ROOT, capture_output=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def median(xs: list[float]) -> float:
+    return sorted(xs)[len(xs) // 2]
+
+
+def resume_scenario(tmp: Path, n_models: int = 10, items: int = 50_000, rounds: int = 3) -> dict:
+    """The whole `sweep` command over n_models x items stored rows: the first resume after they were written
+    (the end of the run computes their bounds), then the same again (bounds kept), `rounds` times each on a
+    fresh copy of the seeded file; medians."""
+    import shutil
+
     from simulator.server import SimServerProcess
 
     with SimServerProcess(latency_ms=0) as sim:
         mfile = tmp / "resume.toml"
         write_models(mfile, sim.base_url, n_models, 32)
+        seeded = tmp / "resume-seeded.duckdb"
+        seed_completed(seeded, mfile, n_models, items)
         db = tmp / "resume.duckdb"
-        seed_completed(db, mfile, n_models, items)
         cmd = [sys.executable, "-m", "engine", "sweep", str(mfile), "--db", str(db), "--datasets", "synthetic",
                "--limit", str(items), "--quiet"]
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, cwd=ROOT, capture_output=True)
-        wall = time.perf_counter() - t0
+        first, again = [], []
+        for _ in range(rounds):
+            for f in tmp.glob("resume.duckdb*"):
+                f.unlink()
+            shutil.copyfile(seeded, db)
+            first.append(timed(cmd))
+            again.append(timed(cmd))
         requests = sim.stats()["total"]
-    return {"rows": n_models * items, "wall_s": wall, "requests_sent": requests}
+    return {"rows": n_models * items, "wall_s": median([w for w, _ in first]), "cpu_s": median([c for _, c in first]),
+            "again_wall_s": median([w for w, _ in again]), "again_cpu_s": median([c for _, c in again]),
+            "requests_sent": requests, "rounds": rounds}
 
 
 REAL = "sst2,bbq,crows_pairs,cmmlu,goemotions"
 
 
-def real_scenario(tmp: Path, data_dir: str, n_models: int = 10, items: int = 300) -> dict:
+def real_scenario(tmp: Path, data_dir: str, n_models: int = 10, items: int = 300, rounds: int = 3) -> dict:
     """The issue's workload on one zero-latency server, in one run: the whole `sweep` command (process start
     to exit), its fixed start (`--limit 1`, CPU of the process), the calling phase (the same sweep in a child
     that reports run_s) and a bare aiohttp + orjson loop of the same shape (bench/baseline_aiohttp.py)."""
@@ -144,16 +170,16 @@ def real_scenario(tmp: Path, data_dir: str, n_models: int = 10, items: int = 300
                 "--quiet"]
 
         def command(db: Path, limit: int) -> tuple[float, float]:
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t0 = time.perf_counter()
-            subprocess.run([*base[:5], str(db), *base[5:], "--limit", str(limit)], check=True, cwd=ROOT,
-                           capture_output=True)
-            wall = time.perf_counter() - t0
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            return timed([*base[:5], str(db), *base[5:], "--limit", str(limit)])
 
-        out["start_wall_s"], out["start_cpu_s"] = command(tmp / "start.duckdb", 1)
-        out["rerun_wall_s"], out["rerun_cpu_s"] = command(tmp / "start.duckdb", 1)
+        # The fixed start, `rounds` times on a new file and again on the file it left; medians.
+        fresh, again = [], []
+        for r in range(rounds):
+            fresh.append(command(tmp / f"start{r}.duckdb", 1))
+            again.append(command(tmp / f"start{r}.duckdb", 1))
+        out["start_wall_s"], out["start_cpu_s"] = median([w for w, _ in fresh]), median([c for _, c in fresh])
+        out["rerun_wall_s"], out["rerun_cpu_s"] = median([w for w, _ in again]), median([c for _, c in again])
+        out["rounds"] = rounds
         out["whole_wall_s"], out["whole_cpu_s"] = command(tmp / "whole.duckdb", items)
         child_r = run_child(mfile, tmp / "phase.duckdb", items, data=(data_dir, REAL))
         out["rows"], out["run_s"] = child_r["rows"], child_r["run_s"]
@@ -217,12 +243,15 @@ def main() -> None:
                       f"  whole command {whole:,.0f} items/s ({r['whole_wall_s']:.2f} s, {100 * whole / bare:.0f}% of bare) | "
                       f"calling phase {phase:,.0f} items/s ({100 * phase / bare:.0f}% of bare) | "
                       f"bare aiohttp+orjson loop {bare:,.0f} req/s\n"
-                      f"  fixed start (--limit 1, fresh file) {r['start_wall_s']:.2f} s wall, {r['start_cpu_s']:.2f} s CPU; "
-                      f"the same again {r['rerun_wall_s']:.2f} s wall, {r['rerun_cpu_s']:.2f} s CPU")
+                      f"  fixed start (--limit 1, new file) {r['start_wall_s']:.2f} s wall, {r['start_cpu_s']:.2f} s CPU; "
+                      f"the same again {r['rerun_wall_s']:.2f} s wall, {r['rerun_cpu_s']:.2f} s CPU "
+                      f"(medians of {r['rounds']})")
         if args.only in (None, "resume"):
             r = resume_scenario(tmp)
-            print(f"resume over {r['rows']:,} completed rows: {r['wall_s']:.2f} s for the whole `sweep` command "
-                  f"(process start to exit), {r['requests_sent']} requests sent")
+            print(f"resume over {r['rows']:,} completed rows, the whole `sweep` command (process start to exit), "
+                  f"medians of {r['rounds']}, load {os.getloadavg()[0]:.1f}: first {r['wall_s']:.2f} s wall, "
+                  f"{r['cpu_s']:.2f} s CPU (bounds computed); again {r['again_wall_s']:.2f} s wall, "
+                  f"{r['again_cpu_s']:.2f} s CPU; {r['requests_sent']} requests sent")
 
 
 if __name__ == "__main__":

@@ -86,6 +86,7 @@ BENCHMARK_WINGS: dict[str, set[str]] = {
     "datasets": {"dataset", "errors", "loaders", "context", "extract", "metrics", "adapters", "episodes",
                  "registry"},
     "registry": {"dataset", "datasets"},
+    "cache": {"dataset", "loaders"},
     "compactbench": {"errors"},
     "": set(),
 }

@@ -18,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-import numpy as np
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy is imported by the functions that compute: a sweep that keeps its bounds never needs it
+    import numpy as np
 
 
 class Sums(NamedTuple):
@@ -38,11 +41,15 @@ class Sums(NamedTuple):
 
 def _sql_sum(s, n):
     """SQL sum(): NULL (NaN) when no value was summed."""
+    import numpy as np
+
     return np.where(np.asarray(n) > 0, s, np.nan)
 
 
 def _div(x, y):
     """x / nullif(y, 0) with NULL propagation."""
+    import numpy as np
+
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(y == 0, np.nan, x / np.where(y == 0, 1.0, y))
@@ -65,21 +72,29 @@ def _micro_f1(s: Sums):
 
 
 def _bias_score(s: Sums):
+    import numpy as np
+
     mean_c = np.nan_to_num(_div(_sql_sum(s.sum_c, s.n_c), s.n_c), nan=0.0)  # coalesce(avg(c), 0)
     return (1 - mean_c) * (2 * _div(_sql_sum(s.sum_a, s.n_a), _sql_sum(s.sum_b, s.n_b)) - 1)
 
 
 def _balance(s: Sums):
+    import numpy as np
+
     return 1 - 2 * np.abs(_div(_sql_sum(s.sum_a, s.n_a), _sql_sum(s.sum_b, s.n_b)) - 0.5)
 
 
 def _icat(s: Sums):
+    import numpy as np
+
     # DuckDB's least() skips NULL arguments, as np.fmin does
     return _div(2 * np.fmin(_sql_sum(s.sum_a, s.n_a), _sql_sum(s.sum_b, s.n_b)), _sql_sum(s.sum_c, s.n_c))
 
 
 def macro_of(label_f1: np.ndarray, axis: int = 0):
     """macro_f1 from its dataset's label_f1 values (stacked on ``axis``): their mean, NULLs left out."""
+    import numpy as np
+
     v = np.asarray(label_f1, dtype=float)
     n = np.sum(~np.isnan(v), axis=axis)
     return _div(np.nansum(v, axis=axis), n)

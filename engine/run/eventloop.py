@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import signal
+import threading
 from typing import Any, Awaitable, Callable, TypeVar
 
 import anyio
@@ -28,7 +30,19 @@ def run(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     before = gc.get_threshold()
     if 0 < before[0] < GEN0_ALLOCATIONS:  # 0 means the caller turned collection off: left so
         gc.set_threshold(GEN0_ALLOCATIONS, *before[1:])
+    # A signal receiver (engine/run/interrupt.py) leaves SIGTERM at SIG_DFL and SIGINT at Python's default
+    # when it closes (the loop's remove_signal_handler): a SIGTERM during the end-of-run work that follows
+    # killed the process (-15) instead of exiting 130. The handlers found here are put back.
+    handlers = _signal_handlers()
     try:
         return anyio.run(fn, *args, backend_options={"use_uvloop": HAVE_UVLOOP})
     finally:
         gc.set_threshold(*before)
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+
+
+def _signal_handlers() -> dict[signal.Signals, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {s: h for s in (signal.SIGINT, signal.SIGTERM) if (h := signal.getsignal(s)) is not None}

@@ -5,10 +5,14 @@ from __future__ import annotations
 import sys
 import time
 
+from typing import TYPE_CHECKING
+
 import anyio
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
-from rich.progress import Progress as RichProgress
+
+if TYPE_CHECKING:  # rich is imported when bars are drawn: a --quiet run never pays for it (~40 ms)
+    from rich.console import Console
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 
 class _Counter:
@@ -31,11 +35,19 @@ class Progress:
 
     def __init__(self, *, quiet: bool = False, console: Console | None = None):
         self.quiet = quiet
-        self.console = console or Console(stderr=True)
+        self._console = console
         self.counters: dict[str, _Counter] = {}
         self._bars: RichProgress | None = None
         self._tasks: dict[str, TaskID] = {}
         self.notes: dict[str, str] = {}  # a line beside a model's bar (its provider batches)
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True)
+        return self._console
 
     def add(self, model: str, total: int, done: int) -> None:
         self.counters[model] = _Counter(total, done)
@@ -55,6 +67,9 @@ class Progress:
         """Draw until cancelled."""
         if self.quiet:
             await anyio.sleep_forever()
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+        from rich.progress import Progress as RichProgress
+
         self._bars = RichProgress(
             TextColumn("{task.description}", justify="left"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]:>7.1f} it/s"), TextColumn("[red]{task.fields[errors]} err"),

@@ -11,12 +11,12 @@ from typing import Any, Iterator
 import msgspec
 
 from benchmark import registry
+from benchmark.cache import cached_sample
 from benchmark.dataset import DataMissing, Dataset, stable_hash
 from benchmark.sampling import seeded_sample
 from benchmark.suites.suite import Suite, load_suite
 from engine.config.load import load_models
 from engine.config.models import ModelsFile, SweepDefaults
-from engine.data.pull import DataOptions, pull
 from benchmark.errors import UserError
 from engine.lanes.work import PlannedDataset
 from engine.run.progress import log
@@ -163,6 +163,8 @@ def with_file_defaults(opts: SweepOptions, file: SweepDefaults) -> SweepOptions:
 
 def pull_data(dataset_ids: list[str], data_dir: Path, *, quiet: bool) -> None:
     """`data pull` for these datasets; files already present and verified are not fetched again."""
+    from engine.data.pull import DataOptions, pull  # only with --pull (it imports rich)
+
     if pull(DataOptions(datasets=",".join(dataset_ids), data_dir=data_dir, quiet=quiet)) != 0:
         raise UserError(f"could not fetch the data for {', '.join(dataset_ids)} into {data_dir} (see above)")
 
@@ -193,8 +195,12 @@ def reading_data(ds: Dataset, data_dir: Path) -> Iterator[None]:
 
 
 def load_dataset(ds: Dataset, data_dir: Path, limit: int | None, seed: int) -> PlannedDataset:
+    def make() -> list[tuple[str, Any]]:
+        return seeded_sample(ds.records(data_dir), ds.id, limit, seed)
+
     with reading_data(ds, data_dir):
-        chosen = seeded_sample(ds.records(data_dir), ds.id, limit, seed)
+        # Only a registered declaration as it is: one changed at run time (--turns) is not what its source says.
+        chosen = cached_sample(ds, data_dir, limit, seed, make) if registry.get(ds.id) is ds else make()
     if not chosen:
         raise UserError(f"dataset {ds.id}: no items found under {data_dir}")
     return PlannedDataset(dataset=ds, records=tuple(chosen))

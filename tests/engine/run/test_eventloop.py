@@ -38,3 +38,28 @@ def test_collector_turned_off_stays_off_and_errors_still_restore():
     with pytest.raises(ValueError):
         eventloop.run(fails)
     assert gc.get_threshold() == before
+
+
+def test_signal_handlers_found_before_the_loop_are_put_back():
+    # A signal receiver's close leaves SIGTERM at SIG_DFL: a SIGTERM in the end-of-run work killed the
+    # process instead of the start-up handler turning it into exit 130.
+    import signal
+
+    import anyio
+
+    def mine(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, mine) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        async def inside():
+            with anyio.move_on_after(0.05):
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        pass
+
+        eventloop.run(inside)
+        assert signal.getsignal(signal.SIGTERM) is mine and signal.getsignal(signal.SIGINT) is mine
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
