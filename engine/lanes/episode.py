@@ -295,9 +295,10 @@ def start_episodes(ctx: RunContext, cfg: ModelConfig, planned: list[Any], sim_id
 
     seeker_tokens = max((p.dataset.seeker_max_tokens for p in planned), default=300)
     sim = Simulator(cfg, ctx.limits.get(cfg.name), ctx.breakers.get(cfg.name), max_tokens=seeker_tokens)
-    # Each episode waits for its turn's row before its next call (Episode._store): a short flush window,
-    # so a batch holds the turns of every episode that returned meanwhile and none waits long.
-    writer = Writer(ctx.con.cursor(), insert=insert_turns, table="turns", key=KEY, flush_s=0.01)
+    # Each episode waits for its turn's row before its next call (Episode._store): no flush window (a group
+    # commit): a batch is whatever was put while the last one was being written, so a turn that returns to an
+    # idle writer is stored at once and under load batches grow by themselves.
+    writer = Writer(ctx.con.cursor(), insert=insert_turns, table="turns", key=KEY, flush_s=0.0)
     ctx.add_writer(writer)
 
     async def close() -> None:
