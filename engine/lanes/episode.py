@@ -30,7 +30,7 @@ from benchmark.episodes.scoring import Transcript, TurnRecord
 from benchmark.episodes.seeker import SEEKER_PROMPT_VERSION, seeker_messages
 from engine.config.models import ModelConfig
 from engine.lanes.model_lane import Stamps, build_row
-from engine.lanes.simulator import SeekerTurn, Simulator, SimulatorOverBudget
+from engine.lanes.simulator import CONVERSATION_HEADER, SeekerTurn, Simulator, SimulatorOverBudget
 from engine.lanes.work import Work
 from engine.run.context import RunContext, cost_bound
 from engine.run.generation import ProviderSet
@@ -39,8 +39,6 @@ from providers.base import CallOptions, ChatResult
 from providers.errors import ProviderError, Unreachable
 from store.results.turns import TurnRow
 from store.results.writer import ResultRow, Writer
-
-CONVERSATION_HEADER = "X-Conversation-Id"
 
 
 class EpisodeStats:
@@ -112,7 +110,7 @@ class Episode:
         self.latency = 0.0
         self.version: str | None = None
         m = lane.m
-        conv = stable_hash("conversation", m.name, self.ds.id, w.item.id, w.sample, length=16)
+        self.conv = conv = stable_hash("conversation", m.name, self.ds.id, w.item.id, w.sample, length=16)
         body: dict[str, Any] = {"seed": self.seed}
         headers: dict[str, str] = {}
         if m.memory == "endpoint":  # the companion system keeps its own memory: tell it which conversation
@@ -212,7 +210,8 @@ class Episode:
         sim = lane.shared.simulator
         msgs = seeker_messages(self.scenario, s, history, event=event, probe=probe,
                                earlier=[list(e) for e in earlier], emotion=emotion)
-        turn: SeekerTurn = await sim.ask(msgs, self.seed + 1000 * (1 + s * 100 + t), self.ctx.budget)
+        turn: SeekerTurn = await sim.ask(msgs, self.seed + 1000 * (1 + s * 100 + t), self.ctx.budget,
+                                         conversation=self.conv)
         lane.shared.stats.simulator_calls += max(1, turn.attempts)
         if turn.error is not None:
             if isinstance(turn.error, Unreachable):
