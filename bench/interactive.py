@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import os
 import subprocess
@@ -125,8 +126,10 @@ def calls_per_episode(db: Path) -> dict[tuple[str, str], int]:
     return {(m, i): n for m, i, n in rows}
 
 
-async def bare_loop(url: str, plays: list[tuple[str, int]], width: int) -> float:
-    """The same alternation with nothing else: `width` workers per model, each playing episodes of n calls."""
+async def bare_loop(url: str, plays: list[tuple[str, int]], width: int, limits: dict[str, int] | None = None) -> float:
+    """The same alternation with nothing else: `width` workers, each playing episodes of n calls (with
+    `limits`: at most that many calls at once per model name on the wire, as max_concurrency does)."""
+    sems = {k: asyncio.Semaphore(v) for k, v in (limits or {}).items()}
     queue: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
     for p in plays:
         queue.put_nowait(p)
@@ -142,9 +145,12 @@ async def bare_loop(url: str, plays: list[tuple[str, int]], width: int) -> float
                 for k in range(n):
                     who = model if k % 2 else "seeker-sim"
                     body = orjson.dumps({"model": who, "messages": history, "max_tokens": 16, "seed": k})
-                    async with session.post(url + "/chat/completions", data=body,
-                                            headers={"Content-Type": "application/json"}) as r:
-                        text = orjson.loads(await r.read())["choices"][0]["message"]["content"]
+                    async with contextlib.AsyncExitStack() as stack:
+                        if who in sems:
+                            await stack.enter_async_context(sems[who])
+                        async with session.post(url + "/chat/completions", data=body,
+                                                headers={"Content-Type": "application/json"}) as r:
+                            text = orjson.loads(await r.read())["choices"][0]["message"]["content"]
                     history.append({"role": "assistant" if k % 2 else "user", "content": text})
 
         t0 = time.perf_counter()
@@ -183,10 +189,16 @@ def main() -> None:
                   "companion (busiest model)": max(math.ceil(n / CONCURRENCY) for n in companion.values()) * lat,
                   "simulator": math.ceil(sim_calls / (CONCURRENCY * 2)) * lat}
         which, ideal = max(bounds.items(), key=lambda kv: kv[1])
+        # The same plays, limits and episodes in flight (each lane's width: its max_concurrency + the
+        # simulator's) with nothing else, on the same server in the same sitting: what this machine allows.
+        timed = [(m, n) for (m, _), n in sorted(calls_per_episode(folder / "b.duckdb").items())]
+        bare = asyncio.run(bare_loop(sim.base_url, timed, 2 * (CONCURRENCY + 2 * CONCURRENCY),
+                                     {"m0": CONCURRENCY, "m1": CONCURRENCY, "seeker-sim": 2 * CONCURRENCY}))
         print(f"2. 200 ms latency, 2 models x {lat_eps} episodes x {turns} exchanges: calling phase {phase:.1f} s "
               f"(process {secs:.1f} s, start-up and end included); ideal {ideal:.1f} s ({which}; bounds: "
               + ", ".join(f"{k} {v:.1f} s" for k, v in bounds.items())
-              + f"; {sum(companion.values()):,} companion + {sim_calls:,} simulator calls) -> {phase / ideal:.2f}x")
+              + f"; {sum(companion.values()):,} companion + {sim_calls:,} simulator calls) -> {phase / ideal:.2f}x; "
+              f"bare aiohttp loop with the same limits {bare:.1f} s ({bare / ideal:.2f}x the ideal)")
     sizes = (20, 200) if args.quick else (200, 2000)
     with tempfile.TemporaryDirectory() as tmp, \
             SimServerProcess(mode="echo", profiles={"seeker-sim": {"mode": "fixed:" + SEEKER}}, seed=1) as sim:

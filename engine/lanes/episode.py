@@ -68,6 +68,13 @@ class Shared(msgspec.Struct, kw_only=True, dict=True):
     journal: TurnJournal | None = None  # None (an in-memory database): each turn waits for its commit
 
 
+def lane_width(concurrency: int, simulator_concurrency: int, models: int) -> int:
+    """Episodes one model's lane keeps in flight: enough to fill its own calls and its share of the
+    simulator's (which every model with episodes shares). More would only queue for the simulator, each
+    holding its dialogue in memory (with the whole simulator's width per model, 10 models held 3,520)."""
+    return concurrency + -(-simulator_concurrency // max(1, models))
+
+
 def episode_seed(dataset: str, item_id: str, sample: int) -> int:
     return int(stable_hash("episode-seed", dataset, item_id, sample, length=8), 16) & 0x3FFFFFFF
 

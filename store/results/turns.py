@@ -159,8 +159,13 @@ def read_journal(path: Path) -> list[TurnRow]:
 
 def replay_journal(con: duckdb.DuckDBPyConnection, path: Path, batch: int = 5000) -> int:
     """Upsert into `turns` the rows a killed run left in its journal, then remove it: how many."""
-    # One row per key, the last written (one batch's upsert would not order two rows of a key).
+    # One row per key, the last written (one batch's upsert would not order two rows of a key); none the
+    # table has from the same run already (the upsert sums a key's attempts over runs: not twice for one).
     rows = list({tuple(getattr(r, k) for k in KEY): r for r in read_journal(path)}.values())
+    runs = sorted({r.run_id for r in rows if r.run_id is not None})
+    have = set(con.execute(f"SELECT {', '.join(KEY)}, run_id FROM turns WHERE list_contains($runs, run_id)",
+                           {"runs": runs}).fetchall()) if runs else set()
+    rows = [r for r in rows if (*(getattr(r, k) for k in KEY), r.run_id) not in have]
     for at in range(0, len(rows), batch):
         insert_turns(con, rows[at:at + batch])
     path.unlink(missing_ok=True)

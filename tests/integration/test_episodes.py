@@ -138,7 +138,7 @@ def test_kill_mid_dialogue_continues_after_the_last_stored_turn(tmp_path):
         asked = sim.stats()["total"]
         log = Counter(sim.stats()["requests"])
     # Asked again: at most the calls in flight at each kill (one per episode in flight: the lane's width),
-    # since an episode waits for its turn's row before its next call.
+    # since an episode keeps its turn (the run's journal) before its next call.
     assert uninterrupted <= asked <= uninterrupted + 2 * width, (asked, uninterrupted)
     # The server's request log (per model, conversation id and prompt: one turn of one episode, or of the
     # episodes whose dialogues are word for word the same): every call of the uninterrupted run asked, none

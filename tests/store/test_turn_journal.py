@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from store.db import connect
-from store.results.turns import TurnJournal, TurnRow, journal_path, read_journal
+from store.results.turns import TurnJournal, TurnRow, insert_turns, journal_path, read_journal
 
 
 def _row(turn: int, content: str | None = "hello") -> TurnRow:
@@ -58,3 +58,19 @@ def test_a_run_that_stored_everything_removes_its_journal(tmp_path):
     journal.append(_row(1))
     journal.close(remove=True)
     assert not path.exists()
+
+
+def test_a_row_the_table_has_from_the_same_run_is_not_counted_twice(tmp_path):
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    insert_turns(con, [_row(1)])  # flushed by the killed run before the kill
+    con.close()
+    journal = TurnJournal(journal_path(db))
+    journal.append(_row(1))
+    journal.append(_row(2))
+    journal.close(remove=False)
+    con = connect(db)
+    try:
+        assert con.execute("SELECT turn, attempts FROM turns ORDER BY turn").fetchall() == [(1, 1), (2, 1)]
+    finally:
+        con.close()
