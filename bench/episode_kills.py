@@ -14,7 +14,9 @@ uninterrupted run's calls, counted by the server), then once more to the end. Pr
    conversation id) and one (model, dialogue so far) for the companion's: episodes whose dialogues are the
    same word for word share a key, asked as often as there are such episodes. So a call asked again is a
    request beyond the uninterrupted run's count of its key: after kill k, the excess over those counts
-   grown during the run that follows it (or a later one, when that run is killed before asking it again).
+   grown during the run that follows it (or a later one: when that run is killed before asking it again,
+   or when the call is a shared key's, whose excess shows only once its last episode asks it; the total
+   is exact, the split over runs is not).
    Each must be a call in flight at a kill: up to kill k, at most k times the episodes
    then in flight (each keeps its turn in the run's journal before its next call), the sum of the lanes'
    widths (max_concurrency + its share of the simulator's, per model);
