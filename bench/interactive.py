@@ -168,7 +168,7 @@ def main() -> None:
             SimServerProcess(mode="echo", profiles={"seeker-sim": {"mode": "fixed:" + SEEKER}}, seed=1) as sim:
         folder = Path(tmp)
         models = models_file(folder, sim.base_url, n_models)
-        secs, rss = run_sweep(models, folder / "a.duckdb", episodes, turns)
+        secs, rss_full = run_sweep(models, folder / "a.duckdb", episodes, turns)
         calls = sim.stats()["total"]
         plays = sorted(calls_per_episode(folder / "a.duckdb").items())
         bare = asyncio.run(bare_loop(sim.base_url, [(m, n) for (m, _), n in plays], 2 * CONCURRENCY * n_models))
@@ -204,7 +204,9 @@ def main() -> None:
             SimServerProcess(mode="echo", profiles={"seeker-sim": {"mode": "fixed:" + SEEKER}}, seed=1) as sim:
         folder = Path(tmp)
         models = models_file(folder, sim.base_url, n_models)
-        peaks = [run_sweep(models, folder / f"c{n}.duckdb", n, turns)[1] for n in sizes]
+        # The larger size is measurement 1's run (same models, server and episodes), not run twice.
+        peaks = [run_sweep(models, folder / f"c{n}.duckdb", n, turns)[1] if n != episodes else rss_full
+                 for n in sizes]
         print(f"3. peak RSS of the sweep: {sizes[0]} episodes/model {peaks[0]:.0f} MB, {sizes[1]} "
               f"{peaks[1]:.0f} MB: growth {peaks[1] - peaks[0]:.0f} MB")
     print(f"load average after: {os.getloadavg()}")
