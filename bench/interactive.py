@@ -191,7 +191,9 @@ def main() -> None:
         which, ideal = max(bounds.items(), key=lambda kv: kv[1])
         # The same plays, limits and episodes in flight (each lane's width: its max_concurrency + the
         # simulator's) with nothing else, on the same server in the same sitting: what this machine allows.
-        timed = [(m, n) for (m, _), n in sorted(calls_per_episode(folder / "b.duckdb").items())]
+        # Interleaved by item (not all of m0's episodes, then m1's): both models' limits busy at once.
+        timed = [(m, n) for (m, _), n in sorted(calls_per_episode(folder / "b.duckdb").items(),
+                                                key=lambda kv: (kv[0][1], kv[0][0]))]
         bare = asyncio.run(bare_loop(sim.base_url, timed, 2 * (CONCURRENCY + 2 * CONCURRENCY),
                                      {"m0": CONCURRENCY, "m1": CONCURRENCY, "seeker-sim": 2 * CONCURRENCY}))
         print(f"2. 200 ms latency, 2 models x {lat_eps} episodes x {turns} exchanges: calling phase {phase:.1f} s "
