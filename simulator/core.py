@@ -67,6 +67,9 @@ class SimConfig:
     batch_latency_s: float = 0.5
     batch_error_rate: float = 0.0
     batch_expire_rate: float = 0.0
+    # The request log: /_stats "requests" counts requests per "model conversation fingerprint" (the
+    # X-Conversation-Id header, "-" without it): one call of one episode's turn, asked how many times.
+    request_log: bool = False
 
     def behaviour(self, model: str) -> Behaviour:
         return self.profiles.get(model, self.default)
@@ -170,6 +173,7 @@ def config_from_knobs(
     batch_latency_s: float = 0.5,
     batch_error_rate: float = 0.0,
     batch_expire_rate: float = 0.0,
+    request_log: bool = False,
     **default_knobs: Any,
 ) -> SimConfig:
     """Build a config from plain values (the one path for CLI, subprocess and tests)."""
@@ -183,7 +187,7 @@ def config_from_knobs(
                      bool(strict_models), float(rpm_window_s), bool(echo_key),
                      int(slots) if slots else None, int(n_ctx) if n_ctx else None,
                      float(batch_latency_s), _rate(batch_error_rate, "batch_error_rate"),
-                     _rate(batch_expire_rate, "batch_expire_rate"))
+                     _rate(batch_expire_rate, "batch_expire_rate"), bool(request_log))
 
 
 def _rate(value: Any, name: str) -> float:
@@ -287,6 +291,7 @@ class Stats:
         self.batch_answered: defaultdict[str, int] = defaultdict(int)
         self.batch_errored: defaultdict[str, int] = defaultdict(int)
         self.batch_unanswered: defaultdict[str, int] = defaultdict(int)
+        self.requests: defaultdict[str, int] = defaultdict(int)  # the request log (SimConfig.request_log)
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -303,6 +308,7 @@ class Stats:
             "batch_answered": self.batch_answered,
             "batch_errored": self.batch_errored,
             "batch_unanswered": self.batch_unanswered,
+            "requests": self.requests,
         }
 
 

@@ -244,6 +244,8 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         state.record(_model_of(body) if model is None else model, err.status)
         return error_response(err.status, err.message, err.type, err.param, err.code)
     fp = fingerprint(model, messages)
+    if state.config.request_log:
+        state.stats.requests[f"{model} {request.headers.get('X-Conversation-Id', '-')} {fp}"] += 1
     decision = state.admit(model, fp)
     return await _respond(request, state, model, messages, body, fp, decision)
 

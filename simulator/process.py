@@ -28,7 +28,7 @@ class SimServerProcess:
     Knobs are those of ``simulator.core.config_from_knobs`` (latency_ms,
     jitter_ms, rpm, faults, mode, fail_first, account (profiles), profiles, models,
     api_key (one key or a list), seed,
-    strict_models, rpm_window_s, batch_latency_s, batch_error_rate, batch_expire_rate).
+    strict_models, rpm_window_s, batch_latency_s, batch_error_rate, batch_expire_rate, request_log).
     Works as a sync and an async context manager.
     """
 

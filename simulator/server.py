@@ -124,6 +124,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-latency-s", type=float, help="seconds from a batch's creation to its end (0.5)")
     p.add_argument("--batch-error-rate", type=float, help="share of batch requests answered with a 500")
     p.add_argument("--batch-expire-rate", type=float, help="share of batch requests left unanswered (the batch expires)")
+    p.add_argument("--request-log", action="store_true",
+                   help="count requests per model, X-Conversation-Id and prompt (/_stats 'requests')")
     p.add_argument("--rpm-window-s", type=float, default=60.0, help=argparse.SUPPRESS)
     p.add_argument("--config-json", help=argparse.SUPPRESS)  # used by SimServerProcess
     p.add_argument("--watch-stdin", action="store_true", help=argparse.SUPPRESS)
@@ -137,7 +139,7 @@ def knobs_from_args(args: argparse.Namespace) -> dict[str, Any]:
     knobs: dict[str, Any] = {"seed": args.seed, "api_key": args.api_key,
                              "strict_models": args.strict_models,
                              "rpm_window_s": args.rpm_window_s, "echo_key": args.echo_key,
-                             "slots": args.slots, "n_ctx": args.n_ctx}
+                             "slots": args.slots, "n_ctx": args.n_ctx, "request_log": args.request_log}
     flags = {"latency_ms": args.latency_ms, "jitter_ms": args.jitter_ms, "rpm": args.rpm,
              "faults": args.fault, "mode": args.mode, "fail_first": args.fail_first,
              "batch_latency_s": args.batch_latency_s, "batch_error_rate": args.batch_error_rate,

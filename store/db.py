@@ -78,6 +78,9 @@ def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConn
                 return _without_template(path)
             raise StoreError(f"cannot use database {path}: it is damaged or truncated ({str(e).splitlines()[0]}). "
                              "Move it aside (or restore a copy) and run again: a new file is created") from None
+        from store.results.turns import journal_path, replay_journal
+
+        replay_journal(con, journal_path(path))  # the turns a killed sweep had not yet upserted
     return con
 
 

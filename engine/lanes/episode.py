@@ -4,9 +4,10 @@ An episode is one worker of a bounded pool (engine/run/workers.py) playing its s
 the companion (this model, through its own adapters, limits and breaker) answers the dialogue so far,
 then the simulator (engine/lanes/simulator.py, its own lane limits) answers as the seeker, with its
 emotion. Each call is queued the moment the previous one returns, and the pool holds more episodes
-than either side's concurrency, so both sides stay busy. Every call lands in `turns` as it returns
-(store/results/turns.py, its own Writer); the episode's `results` row is put when it ends, after its turns
-are stored. A rerun skips finished episodes (an `ok` results row) and continues an unfinished one
+than either side's concurrency, so both sides stay busy. Every call lands in the run's turn journal as it
+returns, before the next call (one write(2): a kill -9 loses no returned turn, and no episode waits for a
+database commit), then in `turns` (store/results/turns.py, its own Writer); the episode's `results` row is
+put when it ends, after its turns are in the table. A rerun skips finished episodes (an `ok` results row) and continues an unfinished one
 after its last kept turn, asking no stored turn again: the loop below replays stored turns in the
 order it would have asked them, and asks only from the first one missing.
 
@@ -30,17 +31,15 @@ from benchmark.episodes.scoring import Transcript, TurnRecord
 from benchmark.episodes.seeker import SEEKER_PROMPT_VERSION, seeker_messages
 from engine.config.models import ModelConfig
 from engine.lanes.model_lane import Stamps, build_row
-from engine.lanes.simulator import SeekerTurn, Simulator, SimulatorOverBudget
+from engine.lanes.simulator import CONVERSATION_HEADER, SeekerTurn, Simulator, SimulatorOverBudget
 from engine.lanes.work import Work
 from engine.run.context import RunContext, cost_bound
 from engine.run.generation import ProviderSet
 from engine.run.workers import STOP, run_workers
 from providers.base import CallOptions, ChatResult
 from providers.errors import ProviderError, Unreachable
-from store.results.turns import TurnRow
+from store.results.turns import TurnJournal, TurnRow
 from store.results.writer import ResultRow, Writer
-
-CONVERSATION_HEADER = "X-Conversation-Id"
 
 
 class EpisodeStats:
@@ -66,6 +65,14 @@ class Shared(msgspec.Struct, kw_only=True, dict=True):
     turns: Writer
     stats: EpisodeStats
     sim_identity: str | None
+    journal: TurnJournal | None = None  # None (an in-memory database): each turn waits for its commit
+
+
+def lane_width(concurrency: int, simulator_concurrency: int, models: int) -> int:
+    """Episodes one model's lane keeps in flight: enough to fill its own calls and its share of the
+    simulator's (which every model with episodes shares). More would only queue for the simulator, each
+    holding its dialogue in memory (with the whole simulator's width per model, 10 models held 3,520)."""
+    return concurrency + -(-simulator_concurrency // max(1, models))
 
 
 def episode_seed(dataset: str, item_id: str, sample: int) -> int:
@@ -82,12 +89,14 @@ class EpisodeLane:
 
     async def run(self, ctx: RunContext) -> None:
         async def one(w: Work) -> object:
+            ep = Episode(self, w, ctx)
             try:
-                row = await Episode(self, w, ctx).play()
+                row = await ep.play()
             except (Unreachable, SimulatorOverBudget):
                 return STOP  # this episode and the rest stay unfinished: the next run continues them
             if row is None:
                 return STOP
+            await self.shared.turns.stored(ep.last_put)  # its turns in the table before its results row
             await ctx.answers.put(row)
             ctx.progress.advance(self.m.name, ok=row.status == "ok")
             return None
@@ -111,8 +120,9 @@ class Episode:
         self.tokens_in = self.tokens_out = 0
         self.latency = 0.0
         self.version: str | None = None
+        self.last_put = 0  # the turns' writer's count of rows put after this episode's last turn
         m = lane.m
-        conv = stable_hash("conversation", m.name, self.ds.id, w.item.id, w.sample, length=16)
+        self.conv = conv = stable_hash("conversation", m.name, self.ds.id, w.item.id, w.sample, length=16)
         body: dict[str, Any] = {"seed": self.seed}
         headers: dict[str, str] = {}
         if m.memory == "endpoint":  # the companion system keeps its own memory: tell it which conversation
@@ -213,7 +223,8 @@ class Episode:
         sim = lane.shared.simulator
         msgs = seeker_messages(self.scenario, s, history, event=event, probe=probe,
                                earlier=[list(e) for e in earlier], emotion=emotion)
-        turn: SeekerTurn = await sim.ask(msgs, self.seed + 1000 * (1 + s * 100 + t), self.ctx.budget)
+        turn: SeekerTurn = await sim.ask(msgs, self.seed + 1000 * (1 + s * 100 + t), self.ctx.budget,
+                                         conversation=self.conv)
         lane.shared.stats.simulator_calls += max(1, turn.attempts)
         if turn.error is not None:
             if isinstance(turn.error, Unreachable):
@@ -261,11 +272,15 @@ class Episode:
             prompt_hash=lane.stamps.prompt_hash[self.ds.id] if companion else f"seeker-{SEEKER_PROMPT_VERSION}",
             identity=lane.stamps.identity.get(self.ds.id) if companion else lane.shared.sim_identity,
             run_id=lane.stamps.run_id, started_at=started, finished_at=datetime.now(timezone.utc))
-        writer = lane.shared.turns
+        writer, journal = lane.shared.turns, lane.shared.journal
+        # Kept before the next call: a kill at any moment asks again only the calls then in flight.
+        if journal is not None:
+            journal.append(row)
         await writer.put(row)
+        self.last_put = writer.rows_put
         lane.shared.stats.turns[status] += 1
-        # Stored before the next call: a kill at any moment asks again only the calls then in flight.
-        await writer.stored(writer.rows_put)
+        if journal is None:
+            await writer.stored(self.last_put)
         return row
 
     def finish(self, end: str, *, blocked: str | None = None) -> ResultRow:
@@ -292,19 +307,24 @@ def _at(items: tuple[Any, ...], turn: int) -> Any:
 def start_episodes(ctx: RunContext, cfg: ModelConfig, planned: list[Any], sim_identity: str | None) -> Shared:
     """The simulator and the turns' Writer for a run with interactive datasets, registered with the context
     (the writer runs beside the main one and is flushed before it; the simulator is closed with the run)."""
-    from store.results.turns import KEY, insert_turns
+    from store.results.turns import KEY, insert_turns, journal_path
 
     seeker_tokens = max((p.dataset.seeker_max_tokens for p in planned), default=300)
     sim = Simulator(cfg, ctx.limits.get(cfg.name), ctx.breakers.get(cfg.name), max_tokens=seeker_tokens)
-    # Each episode waits for its turn's row before its next call (Episode._store): a short flush window,
-    # so a batch holds the turns of every episode that returned meanwhile and none waits long.
-    writer = Writer(ctx.con.cursor(), insert=insert_turns, table="turns", key=KEY, flush_s=0.01)
+    # The journal keeps each turn before the episode's next call; the table gets them in batches, in a
+    # short window (an episode's results row waits for its turns in the table).
+    writer = Writer(ctx.con.cursor(), insert=insert_turns, table="turns", key=KEY, flush_s=0.05)
     ctx.add_writer(writer)
+    found = ctx.con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    db = found[0] if found else None
+    journal = TurnJournal(journal_path(db)) if db and db != ":memory:" else None
 
     async def close() -> None:
         await sim.aclose()
         await writer.close()
         await writer.finished.wait()
+        if journal is not None:  # kept where the table may lack a row: the next open replays it
+            journal.close(remove=writer.rows_written == writer.rows_put)
 
     ctx.on_close(close)
-    return Shared(simulator=sim, turns=writer, stats=EpisodeStats(), sim_identity=sim_identity)
+    return Shared(simulator=sim, turns=writer, stats=EpisodeStats(), sim_identity=sim_identity, journal=journal)

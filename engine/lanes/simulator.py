@@ -25,6 +25,7 @@ from providers.errors import ProviderError
 from providers.limits import Limits
 from providers.registry import make_provider
 
+CONVERSATION_HEADER = "X-Conversation-Id"
 UNREADABLE_RETRIES = 2  # asks after the first whose reply could not be read
 DEFAULT_SEEKER_TOKENS = 300
 
@@ -58,10 +59,14 @@ class Simulator:
             self.schema = {"response_format": {"type": "json_schema", "json_schema": {
                 "name": "seeker", "strict": True, "schema": SEEKER_SCHEMA}}}
 
-    def call_options(self, seed: int) -> CallOptions:
-        return CallOptions(body={"seed": seed, **self.schema})
+    def call_options(self, seed: int, conversation: str | None = None) -> CallOptions:
+        # The episode's conversation id as a header: the same seeker prompt comes from every evaluated model's
+        # play of an item, so a server's log tells the calls apart only by it (generation never reads it).
+        headers = {CONVERSATION_HEADER: conversation} if conversation else {}
+        return CallOptions(body={"seed": seed, **self.schema}, headers=headers)
 
-    async def ask(self, messages: Sequence[Message], seed: int, budget: Budget | None = None) -> SeekerTurn:
+    async def ask(self, messages: Sequence[Message], seed: int, budget: Budget | None = None, *,
+                  conversation: str | None = None) -> SeekerTurn:
         """The seeker's next message; raises Unreachable (the simulator's endpoint was given up) and
         OverBudget-like stops to the caller through ``budget`` (returns None reply, no result)."""
         turn = SeekerTurn(reply=None, result=None)
@@ -70,7 +75,7 @@ class Simulator:
             if budget is not None and not budget.reserve(est):
                 raise SimulatorOverBudget
             try:
-                res = await self.provider.chat(messages, call=self.call_options(seed + n))
+                res = await self.provider.chat(messages, call=self.call_options(seed + n, conversation))
             except ProviderError as e:
                 if budget is not None:
                     budget.settle(est, None)

@@ -204,13 +204,14 @@ def model_lanes(m: ModelConfig, run: SweepLanes, provider: ProviderSet, shared: 
     episodic = [p for p in mine if is_interactive(p.dataset)]
     lanes = [model_lane(m, run, provider, single)] if single else []
     if episodic:
-        from engine.lanes.episode import EpisodeLane
+        from engine.lanes.episode import EpisodeLane, lane_width
 
         work = pending_work(episodic, functools.partial(run.done_count, m.name),
                             functools.partial(run.done_keys, m.name))
         stored = {(p.id, i, s): rows for p in episodic
                   for (i, s), rows in turns.stored_turns(run_con(run), m.name, p.id).items()}
-        width = m.concurrency + shared.simulator.cfg.concurrency  # both sides busy (engine/lanes/episode.py)
+        sharing = sum(1 for ps in run.mine.values() if any(is_interactive(p.dataset) for p in ps))
+        width = lane_width(m.concurrency, shared.simulator.cfg.concurrency, sharing)  # both sides busy
         lanes.append(EpisodeLane(m, provider=provider, work=work, stamps=run.stamps[m.name], shared=shared,
                                  stored=stored, width=width))
     return lanes

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from simulator.server import SimServerProcess
@@ -114,11 +115,12 @@ def _transcripts(db: Path) -> dict[str, str]:
 def test_kill_mid_dialogue_continues_after_the_last_stored_turn(tmp_path):
     limit, turns, width = 30, 4, 2 + 2
     profiles = {"seeker-sim": {"mode": "fixed:" + SEEKER}}
-    with SimServerProcess(mode="echo", profiles=profiles, seed=1, latency_ms=20) as sim:
+    with SimServerProcess(mode="echo", profiles=profiles, seed=1, latency_ms=20, request_log=True) as sim:
         m = models(tmp_path / "models.toml", sim.base_url, concurrency=2)
         whole = tmp_path / "whole.duckdb"
         assert run_cli(*sweep_args(m, whole, limit, turns), timeout=300).returncode == 0
         uninterrupted = sim.stats()["total"]
+        once = Counter(sim.stats()["requests"])
         sim.reset()
         db = tmp_path / "killed.duckdb"
         for stop_at in (uninterrupted // 3, 2 * uninterrupted // 3):
@@ -134,9 +136,17 @@ def test_kill_mid_dialogue_continues_after_the_last_stored_turn(tmp_path):
         r = run_cli(*sweep_args(m, db, limit, turns), timeout=300)
         assert r.returncode == 0, r.stderr
         asked = sim.stats()["total"]
+        log = Counter(sim.stats()["requests"])
     # Asked again: at most the calls in flight at each kill (one per episode in flight: the lane's width),
-    # since an episode waits for its turn's row before its next call.
+    # since an episode keeps its turn (the run's journal) before its next call.
     assert uninterrupted <= asked <= uninterrupted + 2 * width, (asked, uninterrupted)
+    # The server's request log (per model, conversation id and prompt: one turn of one episode, or of the
+    # episodes whose dialogues are word for word the same): every call of the uninterrupted run asked, none
+    # else, and each call asked again at most once per kill (in flight then: at most one per episode).
+    assert sum(once.values()) == uninterrupted and sum(log.values()) == asked  # every request logged
+    assert set(log) == set(once) and all(log[k] >= n for k, n in once.items())
+    assert all(log[k] - n <= 2 * once[k] for k, n in once.items())
+    assert sum(log[k] - n for k, n in once.items()) <= 2 * width
     assert _transcripts(db) == _transcripts(whole)
     same = "SELECT item_id, session, turn, role, content, emotion FROM turns WHERE status = 'ok' ORDER BY ALL"
     assert query(db, same) == query(whole, same)
