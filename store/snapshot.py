@@ -8,7 +8,9 @@ read it with a few seconds' lag:
     duckdb -readonly results.duckdb.snapshot "SELECT * FROM leaderboard"
 
 The first copy is whole (ATTACH a fresh file, COPY FROM DATABASE). Later ones
-copy the last snapshot's file as it is, then bring in only what changed: the
+are made in a child process (store/snapshot_apply.py), so the copy's pages never
+load into the sweep's memory: it copies the last snapshot's file as it is, then
+brings in only what changed, exported by the sweep as Parquet: the
 rows the writers stored since (their keys are journaled at each flush, and the
 rows are read back from the database, so applying a key twice is harmless) and
 the small tables a sweep touches (replaced whole; at the sweep's end every other
@@ -19,8 +21,12 @@ holding the old snapshot open keeps reading it.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +36,7 @@ import anyio
 import duckdb
 import pyarrow as pa
 
+from store import snapshot_apply
 from store.query import single
 
 SUFFIX = ".snapshot"
@@ -64,64 +71,65 @@ def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path, journal: Jour
     source = single(con.execute("SELECT current_database()").fetchone())
     whole = journal is None or not final.is_file() or sum(len(k) for _, k in journal.values()) > JOURNAL_MAX
     try:
-        if not whole:
-            shutil.copyfile(final, tmp)
-        con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
-        try:
-            if whole or not _refresh(con, source, journal or {}, everything):
-                if not whole:  # the schema moved on: start the file again
-                    con.execute("DETACH moodengine_snapshot")
-                    _remove(tmp)
-                    con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
+        if whole or not _refresh_outside(con, source, final, tmp, journal or {}, everything):
+            _remove(tmp)  # the schema moved on: start the file again
+            con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
+            try:
                 con.execute(f'COPY FROM DATABASE "{_ident(source)}" TO moodengine_snapshot')
-        finally:
-            con.execute("DETACH moodengine_snapshot")
-        os.replace(tmp, final)
+            finally:
+                con.execute("DETACH moodengine_snapshot")
+            os.replace(tmp, final)
     except BaseException:
         _remove(tmp)  # a failed copy must not hold disk space
         raise
     return time.perf_counter() - t0
 
 
-def _tables(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, list[str]]:
-    rows = con.execute("SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = ? "
-                       "AND NOT internal ORDER BY table_name, column_index", [database]).fetchall()
-    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE database_name = ?",
-                                       [database]).fetchall()}
-    out: dict[str, list[str]] = {}
-    for table, column in rows:
-        if table not in views:
-            out.setdefault(table, []).append(column)
-    return out
+def _refresh_outside(con: duckdb.DuckDBPyConnection, source: str, final: Path, tmp: Path, journal: Journal,
+                     everything: bool = False) -> bool:
+    """Bring the last snapshot up to date in a child process (store/snapshot_apply.py); False: the tables
+    differ, copy it whole.
 
-
-def _refresh(con: duckdb.DuckDBPyConnection, source: str, journal: Journal, everything: bool = False) -> bool:
-    """Bring the attached copy of the last snapshot up to date; False: the tables differ, copy it whole."""
-    tables = _tables(con, source)
-    if tables != _tables(con, "moodengine_snapshot"):
-        return False
-    src, dst = f'"{_ident(source)}"', "moodengine_snapshot"
-    con.execute("BEGIN TRANSACTION")
+    This process only exports what changed (the journaled rows, the small tables a sweep touches) as
+    Parquet, in one read transaction: its cost is bounded by the change set. Attaching the copy here
+    loaded its pages and its key index into the sweep's memory at every refresh, growing with the
+    database (+33 MB peak at 150,000 rows; bench/README.md, "Memory").
+    """
+    tables = snapshot_apply.tables(con, source)
+    parts_dir = Path(tempfile.mkdtemp(prefix=final.name + ".", dir=final.parent))
     try:
-        for table, columns in tables.items():
-            cols = ", ".join(f'"{_ident(c)}"' for c in columns)
-            if table in journal:
-                key, keys = journal[table]
-                if not keys:
-                    continue
-                changed = pa.table({k: [v[i] for v in keys] for i, k in enumerate(key)})  # noqa: F841 - in the SQL
-                # The key is the table's primary key: an upsert finds the old row through its index,
-                # where a delete would scan (and load) the whole table of the copy.
-                match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key)
-                con.execute(f'INSERT OR REPLACE INTO {dst}."{_ident(table)}" ({cols}) SELECT {cols} FROM '
-                            f'{src}."{_ident(table)}" t SEMI JOIN changed c ON {match}')
-            elif everything or (table not in STATIC and not table.startswith(STATIC_PREFIX)):
-                con.execute(f'DELETE FROM {dst}."{_ident(table)}"')
-                con.execute(f'INSERT INTO {dst}."{_ident(table)}" ({cols}) SELECT {cols} FROM {src}."{_ident(table)}"')
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        parts: list[dict[str, Any]] = []
+        src = f'"{_ident(source)}"'
+        con.execute("BEGIN TRANSACTION")  # one consistent state across the tables
+        try:
+            for table, columns in tables.items():
+                cols = ", ".join(f'"{_ident(c)}"' for c in columns)
+                file = parts_dir / f"{len(parts)}.parquet"
+                to = f"TO '{_quoted(file)}' (FORMAT parquet)"
+                if table in journal:
+                    key, keys = journal[table]
+                    if not keys:
+                        continue
+                    changed = pa.table({k: [v[i] for v in keys] for i, k in enumerate(key)})  # noqa: F841 - in the SQL
+                    match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key)
+                    con.execute(f'COPY (SELECT {cols} FROM {src}."{_ident(table)}" t SEMI JOIN changed c ON {match}) {to}')
+                    parts.append({"table": table, "columns": columns, "key": list(key), "file": str(file)})
+                elif everything or (table not in STATIC and not table.startswith(STATIC_PREFIX)):
+                    con.execute(f'COPY (SELECT {cols} FROM {src}."{_ident(table)}") {to}')
+                    parts.append({"table": table, "columns": columns, "key": None, "file": str(file)})
+        finally:
+            con.execute("COMMIT")
+        manifest = parts_dir / "manifest.json"
+        manifest.write_text(json.dumps({"final": str(final), "tmp": str(tmp), "tables": tables, "parts": parts}))
+        done = subprocess.run([sys.executable, snapshot_apply.__file__, str(manifest)], capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL)
+    finally:
+        shutil.rmtree(parts_dir, ignore_errors=True)
+    if done.returncode == snapshot_apply.SCHEMA_MOVED:
+        return False
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        raise OSError(f"snapshot refresh failed: {last}")
     return True
 
 

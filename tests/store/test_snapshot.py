@@ -180,3 +180,19 @@ def test_git_ignores_the_snapshot_files_beside_a_database():
     names = [snap.name, snap.name + ".tmp", snap.name + ".tmp.wal"]
     done = subprocess.run(["git", "check-ignore", "--no-index", *names], cwd=root, capture_output=True, text=True)
     assert sorted(done.stdout.split()) == sorted(names)
+
+
+def test_a_refresh_that_fails_in_its_process_says_why_and_leaves_no_file(tmp_path):
+    from store.results.writer import RESULT_KEY, insert_rows
+    from tests.store.helpers import row
+
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    cur = con.cursor()
+    write_snapshot(cur, db)
+    snapshot_path(db).write_bytes(b"not a database")  # the copy the refresh starts from is broken
+    insert_rows(con, [row(item_id="a")])
+    with pytest.raises(OSError, match="snapshot refresh failed"):
+        write_snapshot(cur, db, {"results": (RESULT_KEY, {("m", "d", "a", 0)})})
+    assert sorted(p.name for p in tmp_path.iterdir() if "snapshot" in p.name) == ["r.duckdb.snapshot"]
+    con.close()
