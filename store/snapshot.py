@@ -21,6 +21,7 @@ holding the old snapshot open keeps reading it.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +58,14 @@ Journal = dict[str, tuple[tuple[str, ...], set[tuple[Any, ...]]]]  # table -> (i
 
 
 def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path, journal: Journal | None = None, *,
-                   everything: bool = False) -> float:
+                   everything: bool = False, since: dict[str, Any] | None = None) -> float:
     """Refresh the snapshot of the database ``con`` has open; returns the seconds it took.
 
     ``journal``: the keys stored since the last snapshot, per journaled table; None (or no snapshot
     yet) copies the whole database. ``everything``: the tables a sweep writes only at its end (bounds)
-    are replaced too. Run on a cursor of its own (``con.cursor()``), so it can overlap
+    are replaced too. ``since``: per journaled table, the earliest `finished_at` of its journaled rows,
+    so the rows are read back from the row groups written since (their min/max skip the others)
+    rather than from a scan of the whole table. Run on a cursor of its own (``con.cursor()``), so it can overlap
     the writer's batches: the copy is one transaction and sees a consistent state.
     """
     t0 = time.perf_counter()
@@ -71,7 +75,7 @@ def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path, journal: Jour
     source = single(con.execute("SELECT current_database()").fetchone())
     whole = journal is None or not final.is_file() or sum(len(k) for _, k in journal.values()) > JOURNAL_MAX
     try:
-        if whole or not _refresh_outside(con, source, final, tmp, journal or {}, everything):
+        if whole or not _refresh_outside(con, source, final, tmp, journal or {}, everything, since or {}):
             _remove(tmp)  # the schema moved on: start the file again
             con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
             try:
@@ -86,7 +90,7 @@ def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path, journal: Jour
 
 
 def _refresh_outside(con: duckdb.DuckDBPyConnection, source: str, final: Path, tmp: Path, journal: Journal,
-                     everything: bool = False) -> bool:
+                     everything: bool = False, since: dict[str, Any] | None = None) -> bool:
     """Bring the last snapshot up to date in a child process (store/snapshot_apply.py); False: the tables
     differ, copy it whole.
 
@@ -112,6 +116,9 @@ def _refresh_outside(con: duckdb.DuckDBPyConnection, source: str, final: Path, t
                         continue
                     changed = pa.table({k: [v[i] for v in keys] for i, k in enumerate(key)})  # noqa: F841 - in the SQL
                     match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key)
+                    first = (since or {}).get(table)
+                    if first is not None:  # a literal: the scan's min/max pruning needs a constant
+                        match += f" AND t.finished_at >= '{first.isoformat()}'::TIMESTAMPTZ"
                     con.execute(f'COPY (SELECT {cols} FROM {src}."{_ident(table)}" t SEMI JOIN changed c ON {match}) {to}')
                     parts.append({"table": table, "columns": columns, "key": list(key), "file": str(file)})
                 elif everything or (table not in STATIC and not table.startswith(STATIC_PREFIX)):
@@ -164,6 +171,7 @@ class Snapshots:
         self.db = db
         self.every_s = every_s
         self.journal: Journal = {}
+        self.since: dict[str, Any] = {}  # table -> earliest finished_at journaled (rows that have one)
         # The first copy waits for the first new row: a resume with nothing to ask copies nothing
         # (2 s for 500,000 rows), and until then readers have the last sweep's snapshot, if any.
         self.last_rows = 0
@@ -176,18 +184,36 @@ class Snapshots:
         key = tuple(writer.key)
         _, keys = self.journal.setdefault(writer.table, (key, set()))
 
+        table = writer.table
+
         def stored(rows: list[Any]) -> None:
             keys.update(tuple(getattr(r, k) for k in key) for r in rows)
+            # A results row is stored with the finished_at it was put with (store/results/writer.py's upsert
+            # sets it too): the rows to read back lie at or after the earliest one. Other tables: by key only.
+            if table != "results" or table in self.since and self.since[table] is None:
+                return
+            if not all(isinstance(getattr(r, "finished_at", None), datetime) and r.finished_at.tzinfo is not None
+                       for r in rows):
+                self.since[table] = None
+                return
+            first = min(r.finished_at for r in rows)
+            self.since[table] = min(self.since.get(table) or first, first)
 
         writer.on_flush = stored
 
     def take(self) -> Journal:
         """The keys journaled so far, emptied for the next refresh (on the event loop, before a copy starts,
         so every key taken is in the database the copy reads)."""
+        return self.take_all()[0]
+
+    def take_all(self) -> tuple[Journal, dict[str, Any]]:
+        """`take`, and the earliest finished_at per table journaled with it (`write_snapshot`'s ``since``)."""
         out = {table: (key, set(keys)) for table, (key, keys) in self.journal.items()}
         for _, keys in self.journal.values():
             keys.clear()
-        return out
+        since = {table: first - timedelta(seconds=1) for table, first in self.since.items() if first is not None}
+        self.since.clear()
+        return out, since
 
     def due(self, rows: int, now: float) -> bool:
         return rows != self.last_rows and now >= self.next_at
@@ -201,12 +227,13 @@ class Snapshots:
         stored anything (`rows`: all it stored, counted by the caller: it may end before the first tick)."""
         if not rows:
             return
-        journal: Journal | None = self.take()
+        taken, since = self.take_all()
+        journal: Journal | None = taken
         if not self.last_rows:  # no copy made by this run yet: the snapshot there is another run's
             journal = None
         cur = con.cursor()
         try:
-            self.done(rows, write_snapshot(cur, self.db, journal, everything=True), time.monotonic())
+            self.done(rows, write_snapshot(cur, self.db, journal, everything=True, since=since), time.monotonic())
         finally:
             cur.close()
 
@@ -220,11 +247,13 @@ async def keep_fresh(con: duckdb.DuckDBPyConnection, plan: Snapshots, rows: Call
         while True:
             n = rows()
             if plan.due(n, time.monotonic()):
-                journal: Journal | None = plan.take()
+                taken, since = plan.take_all()
+                journal: Journal | None = taken
                 if not plan.last_rows:  # the first copy is whole (a snapshot left by another run is stale)
                     journal = None
                 try:
-                    cost = await anyio.to_thread.run_sync(write_snapshot, cur, db, journal)
+                    cost = await anyio.to_thread.run_sync(
+                        functools.partial(write_snapshot, cur, db, journal, since=since))
                 except (duckdb.Error, OSError) as e:
                     if on_error is not None:
                         on_error(f"{snapshot_path(db)}: not refreshed ({str(e).splitlines()[0]})")
