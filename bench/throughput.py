@@ -3,6 +3,7 @@
     .venv/bin/python bench/throughput.py            # all scenarios (~3 minutes)
     .venv/bin/python bench/throughput.py --only zero-latency
     .venv/bin/python bench/throughput.py --only memory --no-snapshot   # also with the snapshot off
+    .venv/bin/python bench/throughput.py --only zero-latency --no-uvloop   # also on the stock asyncio loop
     .venv/bin/python bench/throughput.py --only zero-latency --inline-chars 0   # every answer scored in a thread
     .venv/bin/python bench/throughput.py --only real [--data-dir ../shared/datasets]  # 10 models x 5 real datasets
 
@@ -44,6 +45,10 @@ def child(args: argparse.Namespace) -> None:
 
     if args.inline_chars is not None:  # what the thread hop of engine/run/scoring.py costs per item
         scoring.INLINE_CHARS = args.inline_chars
+    if args.no_uvloop:  # what uvloop gives: the calling phase on the stock asyncio loop
+        from engine.run import eventloop
+
+        eventloop.HAVE_UVLOOP = False
     if args.no_snapshot:  # what the snapshot for readers costs (memory scenario): no refresh, no final copy
         from store import snapshot
 
@@ -52,6 +57,7 @@ def child(args: argparse.Namespace) -> None:
 
         snapshot.keep_fresh = no_refresh  # type: ignore[assignment]
         snapshot.Snapshots.final = lambda self, con, rows: None  # type: ignore[method-assign]
+        snapshot.Snapshots.track = lambda self, writer: None  # type: ignore[method-assign]  # no journal either
     opts = SweepOptions(models_path=Path(args.models), db=Path(args.db), data_dir=Path(args.data_dir or "."),
                         suite="moodbench", datasets=(args.datasets or "synthetic").split(","), limit=args.items,
                         quiet=True)
@@ -67,8 +73,10 @@ def child(args: argparse.Namespace) -> None:
 
 
 def run_child(models: Path, db: Path, items: int, inline_chars: int | None = None,
-              data: tuple[str, str] | None = None, snapshot: bool = True) -> dict:
+              data: tuple[str, str] | None = None, snapshot: bool = True, uvloop: bool = True) -> dict:
     extra = ["--inline-chars", str(inline_chars)] if inline_chars is not None else []
+    if not uvloop:
+        extra.append("--no-uvloop")
     if not snapshot:
         extra.append("--no-snapshot")
     if data is not None:
@@ -79,7 +87,8 @@ def run_child(models: Path, db: Path, items: int, inline_chars: int | None = Non
 
 
 def scenario(name: str, *, models: int, items: int, concurrency: int, latency_ms: float, tmp: Path,
-             inline_chars: int | None = None, snapshot: bool = True, bare: bool = False) -> dict:
+             inline_chars: int | None = None, snapshot: bool = True, bare: bool = False,
+             uvloop: bool = True) -> dict:
     from simulator.server import SimServerProcess
 
     with SimServerProcess(latency_ms=latency_ms, jitter_ms=latency_ms * 0.1, mode="letter") as sim:
@@ -88,6 +97,11 @@ def scenario(name: str, *, models: int, items: int, concurrency: int, latency_ms
         r = run_child(mfile, tmp / f"{name}.duckdb", items, inline_chars, snapshot=snapshot)
         if bare:  # the ceiling, on the same server in the same run
             r["bare_per_s"] = bare_loop(sim.base_url, models * items, models, concurrency)
+        if not uvloop:  # the same sweep on the stock asyncio loop, same server, same run
+            plain = run_child(mfile, tmp / f"{name}-asyncio.duckdb", items, inline_chars, snapshot=snapshot,
+                              uvloop=False)
+            r["asyncio_run_items_per_s"] = plain["rows"] / plain["run_s"]
+            r["asyncio_cpu_us_per_item"] = 1e6 * plain["cpu_s"] / max(plain["rows"], 1)
     r["items_per_s"] = r["rows"] / r["wall_s"]  # process work from config to last row, startup included
     r["run_items_per_s"] = r["rows"] / r["run_s"]  # the calling phase only
     r["cpu_us_per_item"] = 1e6 * r["cpu_s"] / max(r["rows"], 1)
@@ -193,6 +207,8 @@ def main() -> None:
     ap.add_argument("--only", choices=["zero-latency", "latency", "memory", "resume", "real"])
     ap.add_argument("--data-dir", help="the real datasets' folder (--only real; default $ENGINE_SHARED_DIR/datasets)")
     ap.add_argument("--datasets", help=argparse.SUPPRESS)  # the child's
+    ap.add_argument("--no-uvloop", action="store_true", help="zero latency: also run the sweep on the stock "
+                    "asyncio loop (what uvloop gives)")
     ap.add_argument("--no-snapshot", action="store_true", help="memory scenario: also measure the sweep with "
                     "the snapshot for readers off")
     ap.add_argument("--inline-chars", type=int, help="answers longer than this are scored in a thread "
@@ -202,6 +218,7 @@ def main() -> None:
         return child(args)
 
     flags = (f" --only {args.only}" if args.only else "") + (" --no-snapshot" if args.no_snapshot else "") + (
+        " --no-uvloop" if args.no_uvloop else "") + (
         f" --inline-chars {args.inline_chars}" if args.inline_chars is not None else "")
     print(f"# command: .venv/bin/python bench/throughput.py{flags}")
     print(f"# machine: {os.cpu_count()} cores; simulated server in its own process")
@@ -209,12 +226,15 @@ def main() -> None:
         tmp = Path(d)
         if args.only in (None, "zero-latency"):
             r = scenario("zero", models=10, items=1500, concurrency=32, latency_ms=0, tmp=tmp,
-                         inline_chars=args.inline_chars, bare=True)
+                         inline_chars=args.inline_chars, bare=True, uvloop=not args.no_uvloop)
             print(f"zero latency, 10 models x 1,500 items, 32/model: {r['items_per_s']:,.0f} items/s end to end "
                   f"({r['rows']} rows, {r['errors']} errors, {r['wall_s']:.2f} s incl. planning), "
                   f"{r['run_items_per_s']:,.0f} items/s in the calling phase; engine CPU {r['cpu_us_per_item']:.0f} us/item\n"
                   f"  bare aiohttp+orjson loop, same shape and server: {r['bare_per_s']:,.0f} req/s; calling phase "
                   f"{100 * r['run_items_per_s'] / r['bare_per_s']:.0f}% of it (load {os.getloadavg()[0]:.1f})")
+            if args.no_uvloop:
+                print(f"  on the stock asyncio loop: {r['asyncio_run_items_per_s']:,.0f} items/s in the calling phase, "
+                      f"engine CPU {r['asyncio_cpu_us_per_item']:.0f} us/item")
         if args.only in (None, "latency"):
             r = scenario("lat", models=10, items=1500, concurrency=32, latency_ms=200, tmp=tmp)
             ideal = 10 * 32 / 0.2
