@@ -52,6 +52,9 @@ def snapshot_path(db: str | Path) -> Path:
 # Tables a sweep never writes while it runs (written by other commands, or at its end): not refreshed.
 STATIC = frozenset({"results_history", "rescores", "interval_bounds", "interval_state"})
 STATIC_PREFIX = "compact_"
+# A snapshot this large is refreshed in a child process (its pages and key index stay out of the
+# sweep's memory); a smaller one here, where a process start would cost more than it saves.
+OUTSIDE_BYTES = 8 * 2**20
 JOURNAL_MAX = 500_000  # changed keys past which one whole copy is cheaper than the changes
 
 Journal = dict[str, tuple[tuple[str, ...], set[tuple[Any, ...]]]]  # table -> (its key columns, changed keys)
@@ -75,7 +78,8 @@ def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path, journal: Jour
     source = single(con.execute("SELECT current_database()").fetchone())
     whole = journal is None or not final.is_file() or sum(len(k) for _, k in journal.values()) > JOURNAL_MAX
     try:
-        if whole or not _refresh_outside(con, source, final, tmp, journal or {}, everything, since or {}):
+        refresh = _refresh_outside if not whole and final.stat().st_size >= OUTSIDE_BYTES else _refresh_here
+        if whole or not refresh(con, source, final, tmp, journal or {}, everything, since or {}):
             _remove(tmp)  # the schema moved on: start the file again
             con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
             try:
@@ -115,10 +119,7 @@ def _refresh_outside(con: duckdb.DuckDBPyConnection, source: str, final: Path, t
                     if not keys:
                         continue
                     changed = pa.table({k: [v[i] for v in keys] for i, k in enumerate(key)})  # noqa: F841 - in the SQL
-                    match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key)
-                    first = (since or {}).get(table)
-                    if first is not None:  # a literal: the scan's min/max pruning needs a constant
-                        match += f" AND t.finished_at >= '{first.isoformat()}'::TIMESTAMPTZ"
+                    match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key) + _since(since, table)
                     con.execute(f'COPY (SELECT {cols} FROM {src}."{_ident(table)}" t SEMI JOIN changed c ON {match}) {to}')
                     parts.append({"table": table, "columns": columns, "key": list(key), "file": str(file)})
                 elif everything or (table not in STATIC and not table.startswith(STATIC_PREFIX)):
@@ -138,6 +139,58 @@ def _refresh_outside(con: duckdb.DuckDBPyConnection, source: str, final: Path, t
         last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
         raise OSError(f"snapshot refresh failed: {last}")
     return True
+
+
+def _refresh_here(con: duckdb.DuckDBPyConnection, source: str, final: Path, tmp: Path, journal: Journal,
+                  everything: bool = False, since: dict[str, Any] | None = None) -> bool:
+    """`_refresh_outside` in this process, through an attached copy: for a small snapshot, where starting
+    a process would cost more than the copy's pages (and would slow the refreshes a reader sees)."""
+    shutil.copyfile(final, tmp)
+    con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
+    try:
+        if not _refresh(con, source, journal, everything, since):
+            return False
+    finally:
+        con.execute("DETACH moodengine_snapshot")
+    os.replace(tmp, final)
+    return True
+
+
+def _refresh(con: duckdb.DuckDBPyConnection, source: str, journal: Journal, everything: bool = False,
+             since: dict[str, Any] | None = None) -> bool:
+    """Bring the attached copy of the last snapshot up to date; False: the tables differ, copy it whole."""
+    tables = snapshot_apply.tables(con, source)
+    if tables != snapshot_apply.tables(con, "moodengine_snapshot"):
+        return False
+    src, dst = f'"{_ident(source)}"', "moodengine_snapshot"
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table, columns in tables.items():
+            cols = ", ".join(f'"{_ident(c)}"' for c in columns)
+            if table in journal:
+                key, keys = journal[table]
+                if not keys:
+                    continue
+                changed = pa.table({k: [v[i] for v in keys] for i, k in enumerate(key)})  # noqa: F841 - in the SQL
+                # The key is the table's primary key: an upsert finds the old row through its index,
+                # where a delete would scan (and load) the whole table of the copy.
+                match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key) + _since(since, table)
+                con.execute(f'INSERT OR REPLACE INTO {dst}."{_ident(table)}" ({cols}) SELECT {cols} FROM '
+                            f'{src}."{_ident(table)}" t SEMI JOIN changed c ON {match}')
+            elif everything or (table not in STATIC and not table.startswith(STATIC_PREFIX)):
+                con.execute(f'DELETE FROM {dst}."{_ident(table)}"')
+                con.execute(f'INSERT INTO {dst}."{_ident(table)}" ({cols}) SELECT {cols} FROM {src}."{_ident(table)}"')
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return True
+
+
+def _since(since: dict[str, Any] | None, table: str) -> str:
+    """The read-back's bound on finished_at (a literal: the scan's min/max pruning needs a constant)."""
+    first = (since or {}).get(table)
+    return "" if first is None else f" AND t.finished_at >= '{first.isoformat()}'::TIMESTAMPTZ"
 
 
 def _remove(tmp: Path) -> None:

@@ -87,7 +87,11 @@ def _contents(path, tables=("results", "runs", "judgements")):
         c.close()
 
 
-def test_a_refresh_brings_in_what_changed_as_a_whole_copy_would(tmp_path):
+@pytest.mark.parametrize("outside", [False, True], ids=["here", "child process"])
+def test_a_refresh_brings_in_what_changed_as_a_whole_copy_would(tmp_path, monkeypatch, outside):
+    from store import snapshot
+
+    monkeypatch.setattr(snapshot, "OUTSIDE_BYTES", 0 if outside else 2**40)
     from store.results.writer import RESULT_KEY, insert_rows
     from tests.store.helpers import row
 
@@ -113,7 +117,12 @@ def test_a_refresh_brings_in_what_changed_as_a_whole_copy_would(tmp_path):
     con.close()
 
 
-def test_a_key_missed_by_the_journal_is_not_invented_and_a_new_table_forces_a_whole_copy(tmp_path):
+@pytest.mark.parametrize("outside", [False, True], ids=["here", "child process"])
+def test_a_key_missed_by_the_journal_is_not_invented_and_a_new_table_forces_a_whole_copy(tmp_path, monkeypatch,
+                                                                                        outside):
+    from store import snapshot
+
+    monkeypatch.setattr(snapshot, "OUTSIDE_BYTES", 0 if outside else 2**40)
     from store.results.writer import RESULT_KEY, insert_rows
     from tests.store.helpers import row
 
@@ -182,7 +191,10 @@ def test_git_ignores_the_snapshot_files_beside_a_database():
     assert sorted(done.stdout.split()) == sorted(names)
 
 
-def test_a_refresh_that_fails_in_its_process_says_why_and_leaves_no_file(tmp_path):
+def test_a_refresh_that_fails_in_its_process_says_why_and_leaves_no_file(tmp_path, monkeypatch):
+    from store import snapshot
+
+    monkeypatch.setattr(snapshot, "OUTSIDE_BYTES", 0)
     from store.results.writer import RESULT_KEY, insert_rows
     from tests.store.helpers import row
 
@@ -198,7 +210,11 @@ def test_a_refresh_that_fails_in_its_process_says_why_and_leaves_no_file(tmp_pat
     con.close()
 
 
-def test_rows_are_read_back_from_the_earliest_journaled_finish_on(tmp_path):
+@pytest.mark.parametrize("outside", [False, True], ids=["here", "child process"])
+def test_rows_are_read_back_from_the_earliest_journaled_finish_on(tmp_path, monkeypatch, outside):
+    from store import snapshot
+
+    monkeypatch.setattr(snapshot, "OUTSIDE_BYTES", 0 if outside else 2**40)
     from datetime import timedelta
 
     from store.results.writer import RESULT_KEY, insert_rows
