@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/throughput.py            # all scenarios (~3 minutes)
     .venv/bin/python bench/throughput.py --only zero-latency
+    .venv/bin/python bench/throughput.py --only memory --no-snapshot   # also with the snapshot off
+    .venv/bin/python bench/throughput.py --only zero-latency --no-uvloop   # also on the stock asyncio loop
     .venv/bin/python bench/throughput.py --only zero-latency --inline-chars 0   # every answer scored in a thread
     .venv/bin/python bench/throughput.py --only real [--data-dir ../shared/datasets]  # 10 models x 5 real datasets
 
@@ -43,6 +45,19 @@ def child(args: argparse.Namespace) -> None:
 
     if args.inline_chars is not None:  # what the thread hop of engine/run/scoring.py costs per item
         scoring.INLINE_CHARS = args.inline_chars
+    if args.no_uvloop:  # what uvloop gives: the calling phase on the stock asyncio loop
+        from engine.run import eventloop
+
+        eventloop.HAVE_UVLOOP = False
+    if args.no_snapshot:  # what the snapshot for readers costs (memory scenario): no refresh, no final copy
+        from store import snapshot
+
+        async def no_refresh(*_: object) -> None:
+            return None
+
+        snapshot.keep_fresh = no_refresh  # type: ignore[assignment]
+        snapshot.Snapshots.final = lambda self, con, rows: None  # type: ignore[method-assign]
+        snapshot.Snapshots.track = lambda self, writer: None  # type: ignore[method-assign]  # no journal either
     opts = SweepOptions(models_path=Path(args.models), db=Path(args.db), data_dir=Path(args.data_dir or "."),
                         suite="moodbench", datasets=(args.datasets or "synthetic").split(","), limit=args.items,
                         quiet=True)
@@ -58,8 +73,12 @@ def child(args: argparse.Namespace) -> None:
 
 
 def run_child(models: Path, db: Path, items: int, inline_chars: int | None = None,
-              data: tuple[str, str] | None = None) -> dict:
+              data: tuple[str, str] | None = None, snapshot: bool = True, uvloop: bool = True) -> dict:
     extra = ["--inline-chars", str(inline_chars)] if inline_chars is not None else []
+    if not uvloop:
+        extra.append("--no-uvloop")
+    if not snapshot:
+        extra.append("--no-snapshot")
     if data is not None:
         extra += ["--data-dir", data[0], "--datasets", data[1]]
     out = subprocess.run([sys.executable, __file__, "--child", "--models", str(models), "--db", str(db),
@@ -68,13 +87,21 @@ def run_child(models: Path, db: Path, items: int, inline_chars: int | None = Non
 
 
 def scenario(name: str, *, models: int, items: int, concurrency: int, latency_ms: float, tmp: Path,
-             inline_chars: int | None = None) -> dict:
+             inline_chars: int | None = None, snapshot: bool = True, bare: bool = False,
+             uvloop: bool = True) -> dict:
     from simulator.server import SimServerProcess
 
     with SimServerProcess(latency_ms=latency_ms, jitter_ms=latency_ms * 0.1, mode="letter") as sim:
         mfile = tmp / f"{name}.toml"
         write_models(mfile, sim.base_url, models, concurrency)
-        r = run_child(mfile, tmp / f"{name}.duckdb", items, inline_chars)
+        r = run_child(mfile, tmp / f"{name}.duckdb", items, inline_chars, snapshot=snapshot)
+        if bare:  # the ceiling, on the same server in the same run
+            r["bare_per_s"] = bare_loop(sim.base_url, models * items, models, concurrency)
+        if not uvloop:  # the same sweep on the stock asyncio loop, same server, same run
+            plain = run_child(mfile, tmp / f"{name}-asyncio.duckdb", items, inline_chars, snapshot=snapshot,
+                              uvloop=False)
+            r["asyncio_run_items_per_s"] = plain["rows"] / plain["run_s"]
+            r["asyncio_cpu_us_per_item"] = 1e6 * plain["cpu_s"] / max(plain["rows"], 1)
     r["items_per_s"] = r["rows"] / r["wall_s"]  # process work from config to last row, startup included
     r["run_items_per_s"] = r["rows"] / r["run_s"]  # the calling phase only
     r["cpu_us_per_item"] = 1e6 * r["cpu_s"] / max(r["rows"], 1)
@@ -93,6 +120,7 @@ def seed_completed(db: Path, models_file: Path, n_models: int, items: int) -> No
     from store.results.writer import ResultRow, insert_rows
 
     ds = registry.get("synthetic")
+    assert ds is not None
     planned = load_dataset(ds, Path("."), items, 20250826)
     cfg = load_models(models_file)
     con = connect(db)
@@ -153,6 +181,15 @@ def resume_scenario(tmp: Path, n_models: int = 10, items: int = 50_000, rounds: 
             "requests_sent": requests, "rounds": rounds}
 
 
+def bare_loop(url: str, total: int, models: int, concurrency: int) -> float:
+    """Requests/s of a bare aiohttp + orjson loop of the same shape (bench/baseline_aiohttp.py, on uvloop)."""
+    out = subprocess.run([sys.executable, "-m", "bench.baseline_aiohttp", "--url", url, "--requests", str(total),
+                          "--models", str(models), "--concurrency", str(concurrency), "--uvloop"],
+                         check=True, cwd=ROOT, capture_output=True, text=True).stdout
+    line = [x for x in out.splitlines() if "requests/s" in x][0]
+    return float(line.rsplit(":", 1)[1].split()[0].replace(",", ""))
+
+
 REAL = "sst2,bbq,crows_pairs,cmmlu,goemotions"
 
 
@@ -183,12 +220,7 @@ def real_scenario(tmp: Path, data_dir: str, n_models: int = 10, items: int = 300
         out["whole_wall_s"], out["whole_cpu_s"] = command(tmp / "whole.duckdb", items)
         child_r = run_child(mfile, tmp / "phase.duckdb", items, data=(data_dir, REAL))
         out["rows"], out["run_s"] = child_r["rows"], child_r["run_s"]
-        total = out["rows"]
-        bare = subprocess.run([sys.executable, "-m", "bench.baseline_aiohttp", "--url", sim.base_url, "--requests",
-                               str(total), "--models", str(n_models), "--concurrency", "32", "--uvloop"],
-                              check=True, cwd=ROOT, capture_output=True, text=True).stdout
-        line = [x for x in bare.splitlines() if "requests/s" in x][0]
-        out["bare_per_s"] = float(line.rsplit(":", 1)[1].split()[0].replace(",", ""))
+        out["bare_per_s"] = bare_loop(sim.base_url, out["rows"], n_models, 32)
     return out
 
 
@@ -201,13 +233,18 @@ def main() -> None:
     ap.add_argument("--only", choices=["zero-latency", "latency", "memory", "resume", "real"])
     ap.add_argument("--data-dir", help="the real datasets' folder (--only real; default $ENGINE_SHARED_DIR/datasets)")
     ap.add_argument("--datasets", help=argparse.SUPPRESS)  # the child's
+    ap.add_argument("--no-uvloop", action="store_true", help="zero latency: also run the sweep on the stock "
+                    "asyncio loop (what uvloop gives)")
+    ap.add_argument("--no-snapshot", action="store_true", help="memory scenario: also measure the sweep with "
+                    "the snapshot for readers off")
     ap.add_argument("--inline-chars", type=int, help="answers longer than this are scored in a thread "
                     "(default: engine/run/scoring.py's INLINE_CHARS; 0: every answer)")
     args = ap.parse_args()
     if args.child:
         return child(args)
 
-    flags = (f" --only {args.only}" if args.only else "") + (
+    flags = (f" --only {args.only}" if args.only else "") + (" --no-snapshot" if args.no_snapshot else "") + (
+        " --no-uvloop" if args.no_uvloop else "") + (
         f" --inline-chars {args.inline_chars}" if args.inline_chars is not None else "")
     print(f"# command: .venv/bin/python bench/throughput.py{flags}")
     print(f"# machine: {os.cpu_count()} cores; simulated server in its own process")
@@ -215,10 +252,15 @@ def main() -> None:
         tmp = Path(d)
         if args.only in (None, "zero-latency"):
             r = scenario("zero", models=10, items=1500, concurrency=32, latency_ms=0, tmp=tmp,
-                         inline_chars=args.inline_chars)
+                         inline_chars=args.inline_chars, bare=True, uvloop=not args.no_uvloop)
             print(f"zero latency, 10 models x 1,500 items, 32/model: {r['items_per_s']:,.0f} items/s end to end "
                   f"({r['rows']} rows, {r['errors']} errors, {r['wall_s']:.2f} s incl. planning), "
-                  f"{r['run_items_per_s']:,.0f} items/s in the calling phase; engine CPU {r['cpu_us_per_item']:.0f} us/item")
+                  f"{r['run_items_per_s']:,.0f} items/s in the calling phase; engine CPU {r['cpu_us_per_item']:.0f} us/item\n"
+                  f"  bare aiohttp+orjson loop, same shape and server: {r['bare_per_s']:,.0f} req/s; calling phase "
+                  f"{100 * r['run_items_per_s'] / r['bare_per_s']:.0f}% of it (load {os.getloadavg()[0]:.1f})")
+            if args.no_uvloop:
+                print(f"  on the stock asyncio loop: {r['asyncio_run_items_per_s']:,.0f} items/s in the calling phase, "
+                      f"engine CPU {r['asyncio_cpu_us_per_item']:.0f} us/item")
         if args.only in (None, "latency"):
             r = scenario("lat", models=10, items=1500, concurrency=32, latency_ms=200, tmp=tmp)
             ideal = 10 * 32 / 0.2
@@ -226,10 +268,16 @@ def main() -> None:
                   f"phase = {100 * r['run_items_per_s'] / ideal:.1f}% of the ideal {ideal:,.0f} items/s ({r['run_s']:.2f} s; "
                   f"{r['items_per_s']:,.0f} items/s counting planning)")
         if args.only in (None, "memory"):
-            small = scenario("m15k", models=10, items=1500, concurrency=32, latency_ms=0, tmp=tmp)
-            large = scenario("m150k", models=10, items=15000, concurrency=32, latency_ms=0, tmp=tmp)
-            print(f"peak RSS: {small['peak_rss_mb']:.0f} MB at 15,000 items, {large['peak_rss_mb']:.0f} MB at 150,000 items "
-                  f"(growth {large['peak_rss_mb'] - small['peak_rss_mb']:+.0f} MB; 150k run {large['items_per_s']:,.0f} items/s)")
+            for snap in (True, False) if args.no_snapshot else (True,):
+                tag = "" if snap else "-nosnap"
+                small = scenario("m15k" + tag, models=10, items=1500, concurrency=32, latency_ms=0, tmp=tmp,
+                                 snapshot=snap)
+                large = scenario("m150k" + tag, models=10, items=15000, concurrency=32, latency_ms=0, tmp=tmp,
+                                 snapshot=snap)
+                print(f"peak RSS, snapshot {'on' if snap else 'off'}: {small['peak_rss_mb']:.0f} MB at 15,000 items, "
+                      f"{large['peak_rss_mb']:.0f} MB at 150,000 items (growth "
+                      f"{large['peak_rss_mb'] - small['peak_rss_mb']:+.0f} MB; 150k run {large['items_per_s']:,.0f} "
+                      f"items/s)")
         if args.only in (None, "real"):
             data_dir = args.data_dir or str(Path(os.environ.get("ENGINE_SHARED_DIR", "../shared")) / "datasets")
             if not Path(data_dir, "sst2").is_dir():

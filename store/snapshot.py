@@ -8,7 +8,9 @@ read it with a few seconds' lag:
     duckdb -readonly results.duckdb.snapshot "SELECT * FROM leaderboard"
 
 The first copy is whole (ATTACH a fresh file, COPY FROM DATABASE). Later ones
-copy the last snapshot's file as it is, then bring in only what changed: the
+are made in a child process (store/snapshot_apply.py), so the copy's pages never
+load into the sweep's memory: it copies the last snapshot's file as it is, then
+brings in only what changed, exported by the sweep as Parquet: the
 rows the writers stored since (their keys are journaled at each flush, and the
 rows are read back from the database, so applying a key twice is harmless) and
 the small tables a sweep touches (replaced whole; at the sweep's end every other
@@ -19,10 +21,16 @@ holding the old snapshot open keeps reading it.
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +38,7 @@ import anyio
 import duckdb
 import pyarrow as pa
 
+from store import snapshot_apply
 from store.query import single
 
 SUFFIX = ".snapshot"
@@ -43,18 +52,23 @@ def snapshot_path(db: str | Path) -> Path:
 # Tables a sweep never writes while it runs (written by other commands, or at its end): not refreshed.
 STATIC = frozenset({"results_history", "rescores", "interval_bounds", "interval_state"})
 STATIC_PREFIX = "compact_"
+# A snapshot this large is refreshed in a child process (its pages and key index stay out of the
+# sweep's memory); a smaller one here, where a process start would cost more than it saves.
+OUTSIDE_BYTES = 8 * 2**20
 JOURNAL_MAX = 500_000  # changed keys past which one whole copy is cheaper than the changes
 
 Journal = dict[str, tuple[tuple[str, ...], set[tuple[Any, ...]]]]  # table -> (its key columns, changed keys)
 
 
 def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path, journal: Journal | None = None, *,
-                   everything: bool = False) -> float:
+                   everything: bool = False, since: dict[str, Any] | None = None) -> float:
     """Refresh the snapshot of the database ``con`` has open; returns the seconds it took.
 
     ``journal``: the keys stored since the last snapshot, per journaled table; None (or no snapshot
     yet) copies the whole database. ``everything``: the tables a sweep writes only at its end (bounds)
-    are replaced too. Run on a cursor of its own (``con.cursor()``), so it can overlap
+    are replaced too. ``since``: per journaled table, the earliest `finished_at` of its journaled rows,
+    so the rows are read back from the row groups written since (their min/max skip the others)
+    rather than from a scan of the whole table. Run on a cursor of its own (``con.cursor()``), so it can overlap
     the writer's batches: the copy is one transaction and sees a consistent state.
     """
     t0 = time.perf_counter()
@@ -64,41 +78,89 @@ def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path, journal: Jour
     source = single(con.execute("SELECT current_database()").fetchone())
     whole = journal is None or not final.is_file() or sum(len(k) for _, k in journal.values()) > JOURNAL_MAX
     try:
-        if not whole:
-            shutil.copyfile(final, tmp)
-        con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
-        try:
-            if whole or not _refresh(con, source, journal or {}, everything):
-                if not whole:  # the schema moved on: start the file again
-                    con.execute("DETACH moodengine_snapshot")
-                    _remove(tmp)
-                    con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
+        refresh = _refresh_outside if not whole and final.stat().st_size >= OUTSIDE_BYTES else _refresh_here
+        if whole or not refresh(con, source, final, tmp, journal or {}, everything, since or {}):
+            _remove(tmp)  # the schema moved on: start the file again
+            con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
+            try:
                 con.execute(f'COPY FROM DATABASE "{_ident(source)}" TO moodengine_snapshot')
-        finally:
-            con.execute("DETACH moodengine_snapshot")
-        os.replace(tmp, final)
+            finally:
+                con.execute("DETACH moodengine_snapshot")
+            os.replace(tmp, final)
     except BaseException:
         _remove(tmp)  # a failed copy must not hold disk space
         raise
     return time.perf_counter() - t0
 
 
-def _tables(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, list[str]]:
-    rows = con.execute("SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = ? "
-                       "AND NOT internal ORDER BY table_name, column_index", [database]).fetchall()
-    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE database_name = ?",
-                                       [database]).fetchall()}
-    out: dict[str, list[str]] = {}
-    for table, column in rows:
-        if table not in views:
-            out.setdefault(table, []).append(column)
-    return out
+def _refresh_outside(con: duckdb.DuckDBPyConnection, source: str, final: Path, tmp: Path, journal: Journal,
+                     everything: bool = False, since: dict[str, Any] | None = None) -> bool:
+    """Bring the last snapshot up to date in a child process (store/snapshot_apply.py); False: the tables
+    differ, copy it whole.
+
+    This process only exports what changed (the journaled rows, the small tables a sweep touches) as
+    Parquet, in one read transaction: its cost is bounded by the change set. Attaching the copy here
+    loaded its pages and its key index into the sweep's memory at every refresh, growing with the
+    database (+33 MB peak at 150,000 rows; bench/README.md, "Memory").
+    """
+    tables = snapshot_apply.tables(con, source)
+    parts_dir = Path(tempfile.mkdtemp(prefix=final.name + ".", dir=final.parent))
+    try:
+        parts: list[dict[str, Any]] = []
+        src = f'"{_ident(source)}"'
+        con.execute("BEGIN TRANSACTION")  # one consistent state across the tables
+        try:
+            for table, columns in tables.items():
+                cols = ", ".join(f'"{_ident(c)}"' for c in columns)
+                file = parts_dir / f"{len(parts)}.parquet"
+                to = f"TO '{_quoted(file)}' (FORMAT parquet)"
+                if table in journal:
+                    key, keys = journal[table]
+                    if not keys:
+                        continue
+                    changed = pa.table({k: [v[i] for v in keys] for i, k in enumerate(key)})  # noqa: F841 - in the SQL
+                    match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key) + _since(since, table)
+                    con.execute(f'COPY (SELECT {cols} FROM {src}."{_ident(table)}" t SEMI JOIN changed c ON {match}) {to}')
+                    parts.append({"table": table, "columns": columns, "key": list(key), "file": str(file)})
+                elif everything or (table not in STATIC and not table.startswith(STATIC_PREFIX)):
+                    con.execute(f'COPY (SELECT {cols} FROM {src}."{_ident(table)}") {to}')
+                    parts.append({"table": table, "columns": columns, "key": None, "file": str(file)})
+        finally:
+            con.execute("COMMIT")
+        manifest = parts_dir / "manifest.json"
+        manifest.write_text(json.dumps({"final": str(final), "tmp": str(tmp), "tables": tables, "parts": parts}))
+        done = subprocess.run([sys.executable, snapshot_apply.__file__, str(manifest)], capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL)
+    finally:
+        shutil.rmtree(parts_dir, ignore_errors=True)
+    if done.returncode == snapshot_apply.SCHEMA_MOVED:
+        return False
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        raise OSError(f"snapshot refresh failed: {last}")
+    return True
 
 
-def _refresh(con: duckdb.DuckDBPyConnection, source: str, journal: Journal, everything: bool = False) -> bool:
+def _refresh_here(con: duckdb.DuckDBPyConnection, source: str, final: Path, tmp: Path, journal: Journal,
+                  everything: bool = False, since: dict[str, Any] | None = None) -> bool:
+    """`_refresh_outside` in this process, through an attached copy: for a small snapshot, where starting
+    a process would cost more than the copy's pages (and would slow the refreshes a reader sees)."""
+    shutil.copyfile(final, tmp)
+    con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
+    try:
+        if not _refresh(con, source, journal, everything, since):
+            return False
+    finally:
+        con.execute("DETACH moodengine_snapshot")
+    os.replace(tmp, final)
+    return True
+
+
+def _refresh(con: duckdb.DuckDBPyConnection, source: str, journal: Journal, everything: bool = False,
+             since: dict[str, Any] | None = None) -> bool:
     """Bring the attached copy of the last snapshot up to date; False: the tables differ, copy it whole."""
-    tables = _tables(con, source)
-    if tables != _tables(con, "moodengine_snapshot"):
+    tables = snapshot_apply.tables(con, source)
+    if tables != snapshot_apply.tables(con, "moodengine_snapshot"):
         return False
     src, dst = f'"{_ident(source)}"', "moodengine_snapshot"
     con.execute("BEGIN TRANSACTION")
@@ -112,7 +174,7 @@ def _refresh(con: duckdb.DuckDBPyConnection, source: str, journal: Journal, ever
                 changed = pa.table({k: [v[i] for v in keys] for i, k in enumerate(key)})  # noqa: F841 - in the SQL
                 # The key is the table's primary key: an upsert finds the old row through its index,
                 # where a delete would scan (and load) the whole table of the copy.
-                match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key)
+                match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key) + _since(since, table)
                 con.execute(f'INSERT OR REPLACE INTO {dst}."{_ident(table)}" ({cols}) SELECT {cols} FROM '
                             f'{src}."{_ident(table)}" t SEMI JOIN changed c ON {match}')
             elif everything or (table not in STATIC and not table.startswith(STATIC_PREFIX)):
@@ -123,6 +185,12 @@ def _refresh(con: duckdb.DuckDBPyConnection, source: str, journal: Journal, ever
         con.execute("ROLLBACK")
         raise
     return True
+
+
+def _since(since: dict[str, Any] | None, table: str) -> str:
+    """The read-back's bound on finished_at (a literal: the scan's min/max pruning needs a constant)."""
+    first = (since or {}).get(table)
+    return "" if first is None else f" AND t.finished_at >= '{first.isoformat()}'::TIMESTAMPTZ"
 
 
 def _remove(tmp: Path) -> None:
@@ -156,6 +224,7 @@ class Snapshots:
         self.db = db
         self.every_s = every_s
         self.journal: Journal = {}
+        self.since: dict[str, Any] = {}  # table -> earliest finished_at journaled (rows that have one)
         # The first copy waits for the first new row: a resume with nothing to ask copies nothing
         # (2 s for 500,000 rows), and until then readers have the last sweep's snapshot, if any.
         self.last_rows = 0
@@ -168,18 +237,36 @@ class Snapshots:
         key = tuple(writer.key)
         _, keys = self.journal.setdefault(writer.table, (key, set()))
 
+        table = writer.table
+
         def stored(rows: list[Any]) -> None:
             keys.update(tuple(getattr(r, k) for k in key) for r in rows)
+            # A results row is stored with the finished_at it was put with (store/results/writer.py's upsert
+            # sets it too): the rows to read back lie at or after the earliest one. Other tables: by key only.
+            if table != "results" or table in self.since and self.since[table] is None:
+                return
+            if not all(isinstance(getattr(r, "finished_at", None), datetime) and r.finished_at.tzinfo is not None
+                       for r in rows):
+                self.since[table] = None
+                return
+            first = min(r.finished_at for r in rows)
+            self.since[table] = min(self.since.get(table) or first, first)
 
         writer.on_flush = stored
 
     def take(self) -> Journal:
         """The keys journaled so far, emptied for the next refresh (on the event loop, before a copy starts,
         so every key taken is in the database the copy reads)."""
+        return self.take_all()[0]
+
+    def take_all(self) -> tuple[Journal, dict[str, Any]]:
+        """`take`, and the earliest finished_at per table journaled with it (`write_snapshot`'s ``since``)."""
         out = {table: (key, set(keys)) for table, (key, keys) in self.journal.items()}
         for _, keys in self.journal.values():
             keys.clear()
-        return out
+        since = {table: first - timedelta(seconds=1) for table, first in self.since.items() if first is not None}
+        self.since.clear()
+        return out, since
 
     def due(self, rows: int, now: float) -> bool:
         return rows != self.last_rows and now >= self.next_at
@@ -193,12 +280,13 @@ class Snapshots:
         stored anything (`rows`: all it stored, counted by the caller: it may end before the first tick)."""
         if not rows:
             return
-        journal: Journal | None = self.take()
+        taken, since = self.take_all()
+        journal: Journal | None = taken
         if not self.last_rows:  # no copy made by this run yet: the snapshot there is another run's
             journal = None
         cur = con.cursor()
         try:
-            self.done(rows, write_snapshot(cur, self.db, journal, everything=True), time.monotonic())
+            self.done(rows, write_snapshot(cur, self.db, journal, everything=True, since=since), time.monotonic())
         finally:
             cur.close()
 
@@ -212,11 +300,13 @@ async def keep_fresh(con: duckdb.DuckDBPyConnection, plan: Snapshots, rows: Call
         while True:
             n = rows()
             if plan.due(n, time.monotonic()):
-                journal: Journal | None = plan.take()
+                taken, since = plan.take_all()
+                journal: Journal | None = taken
                 if not plan.last_rows:  # the first copy is whole (a snapshot left by another run is stale)
                     journal = None
                 try:
-                    cost = await anyio.to_thread.run_sync(write_snapshot, cur, db, journal)
+                    cost = await anyio.to_thread.run_sync(
+                        functools.partial(write_snapshot, cur, db, journal, since=since))
                 except (duckdb.Error, OSError) as e:
                     if on_error is not None:
                         on_error(f"{snapshot_path(db)}: not refreshed ({str(e).splitlines()[0]})")

@@ -63,7 +63,8 @@ STORE_WINGS: dict[str, set[str]] = {
     "hierarchy": _PRIMITIVES | {"results", "estimates", "side", "stats"},
     # the entry: opening a file creates every wing's tables and views
     "db": _PRIMITIVES | {"results", "hierarchy", "estimates", "side"},
-    "snapshot": _PRIMITIVES | {"db", "hierarchy"},
+    "snapshot": _PRIMITIVES | {"db", "hierarchy", "snapshot_apply"},
+    "snapshot_apply": set(),  # run as a child process by snapshot: stdlib and duckdb only
     "import_scores": _PRIMITIVES | {"db", "hierarchy", "estimates"},
     "": set(),
 }

@@ -14,7 +14,15 @@ from typing import Any, Callable, Iterator
 import msgspec
 
 from benchmark.context import fitted
-from benchmark.dataset import Dataset, Item
+from benchmark.dataset import Dataset, Item, Scored
+
+# Every model's lane renders the same items, and models often answer an item alike ("A"): each
+# dataset keeps the last few renders and scores, shared by the lanes, so ten models cost about
+# one render and one score per item while their lanes run abreast (bench/README.md, "The calling
+# phase"). Bounded, so memory does not grow with the sample; a lane that falls behind renders again.
+SHARED_RENDERS = 2048
+SHARED_SCORES = 4096
+SCORE_MEMO_CHARS = 512  # longer answers rarely repeat, and may be scored in a thread (engine/run/scoring.py)
 
 
 class PlannedDataset(msgspec.Struct, frozen=True, dict=True):
@@ -40,6 +48,42 @@ class PlannedDataset(msgspec.Struct, frozen=True, dict=True):
     @cached_property
     def size(self) -> int:
         return sum(self.dataset.samples_of(item_id) for item_id, _ in self.records)
+
+    @cached_property
+    def _renders(self) -> dict[tuple[str, int, int | None], Item]:
+        return {}
+
+    @cached_property
+    def _scores(self) -> dict[tuple[int, str, str | None], tuple[Item, Scored]]:
+        return {}
+
+    def rendered(self, item_id: str, raw: Any, sample: int, budget: int | None) -> Item:
+        """`render`, shared by the models' lanes (the last SHARED_RENDERS items)."""
+        cache = self._renders
+        key = (item_id, sample, budget)
+        item = cache.get(key)
+        if item is None:
+            item = render(self.dataset, item_id, raw, sample, budget)
+            if len(cache) >= SHARED_RENDERS:
+                del cache[next(iter(cache))]  # the oldest: dicts keep their insertion order
+            cache[key] = item
+        return item
+
+    def score(self, item: Item, text: str, finish_reason: str | None) -> Scored:
+        """The dataset's score of an answer, the same answer to the same rendered item scored once
+        (scorers are pure functions of the item and the answer); a scorer's exception is not kept."""
+        if len(text) > SCORE_MEMO_CHARS:
+            return self.dataset.score(item, text, finish_reason=finish_reason)
+        cache = self._scores
+        key = (id(item), text, finish_reason)
+        hit = cache.get(key)
+        if hit is not None and hit[0] is item:  # the item itself is held: its id is not reused meanwhile
+            return hit[1]
+        scored = self.dataset.score(item, text, finish_reason=finish_reason)
+        if len(cache) >= SHARED_SCORES:
+            del cache[next(iter(cache))]
+        cache[key] = (item, scored)
+        return scored
 
     @property
     def items(self) -> Iterator[Item]:
@@ -80,6 +124,6 @@ def pending_work(planned: list[PlannedDataset], done_count: Callable[[str], int]
         for item_id, raw in p.records:
             pending = [s for s in range(p.dataset.samples_of(item_id)) if (item_id, s) not in done]
             if pending:
-                item = render(p.dataset, item_id, raw, 0, budget)
+                item = p.rendered(item_id, raw, 0, budget)
                 for s in pending:
-                    yield Work(p, item if s == 0 else render(p.dataset, item_id, raw, s, budget), s)
+                    yield Work(p, item if s == 0 else p.rendered(item_id, raw, s, budget), s)

@@ -87,7 +87,11 @@ def _contents(path, tables=("results", "runs", "judgements")):
         c.close()
 
 
-def test_a_refresh_brings_in_what_changed_as_a_whole_copy_would(tmp_path):
+@pytest.mark.parametrize("outside", [False, True], ids=["here", "child process"])
+def test_a_refresh_brings_in_what_changed_as_a_whole_copy_would(tmp_path, monkeypatch, outside):
+    from store import snapshot
+
+    monkeypatch.setattr(snapshot, "OUTSIDE_BYTES", 0 if outside else 2**40)
     from store.results.writer import RESULT_KEY, insert_rows
     from tests.store.helpers import row
 
@@ -113,7 +117,12 @@ def test_a_refresh_brings_in_what_changed_as_a_whole_copy_would(tmp_path):
     con.close()
 
 
-def test_a_key_missed_by_the_journal_is_not_invented_and_a_new_table_forces_a_whole_copy(tmp_path):
+@pytest.mark.parametrize("outside", [False, True], ids=["here", "child process"])
+def test_a_key_missed_by_the_journal_is_not_invented_and_a_new_table_forces_a_whole_copy(tmp_path, monkeypatch,
+                                                                                        outside):
+    from store import snapshot
+
+    monkeypatch.setattr(snapshot, "OUTSIDE_BYTES", 0 if outside else 2**40)
     from store.results.writer import RESULT_KEY, insert_rows
     from tests.store.helpers import row
 
@@ -180,3 +189,61 @@ def test_git_ignores_the_snapshot_files_beside_a_database():
     names = [snap.name, snap.name + ".tmp", snap.name + ".tmp.wal"]
     done = subprocess.run(["git", "check-ignore", "--no-index", *names], cwd=root, capture_output=True, text=True)
     assert sorted(done.stdout.split()) == sorted(names)
+
+
+def test_a_refresh_that_fails_in_its_process_says_why_and_leaves_no_file(tmp_path, monkeypatch):
+    from store import snapshot
+
+    monkeypatch.setattr(snapshot, "OUTSIDE_BYTES", 0)
+    from store.results.writer import RESULT_KEY, insert_rows
+    from tests.store.helpers import row
+
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    cur = con.cursor()
+    write_snapshot(cur, db)
+    snapshot_path(db).write_bytes(b"not a database")  # the copy the refresh starts from is broken
+    insert_rows(con, [row(item_id="a")])
+    with pytest.raises(OSError, match="snapshot refresh failed"):
+        write_snapshot(cur, db, {"results": (RESULT_KEY, {("m", "d", "a", 0)})})
+    assert sorted(p.name for p in tmp_path.iterdir() if "snapshot" in p.name) == ["r.duckdb.snapshot"]
+    con.close()
+
+
+@pytest.mark.parametrize("outside", [False, True], ids=["here", "child process"])
+def test_rows_are_read_back_from_the_earliest_journaled_finish_on(tmp_path, monkeypatch, outside):
+    from store import snapshot
+
+    monkeypatch.setattr(snapshot, "OUTSIDE_BYTES", 0 if outside else 2**40)
+    from datetime import timedelta
+
+    from store.results.writer import RESULT_KEY, insert_rows
+    from tests.store.helpers import NOW, row
+
+    class W:
+        table, key, on_flush = "results", RESULT_KEY, None
+
+    def at(r, t):
+        r.finished_at = t
+        return r
+
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    cur = con.cursor()
+    insert_rows(con, [at(row(item_id="old"), NOW - timedelta(hours=1))])
+    write_snapshot(cur, db)
+    plan, w = Snapshots(db), W()
+    plan.track(w)
+    later = [at(row(item_id="new"), NOW), at(row(item_id="old", score=0.0), NOW + timedelta(seconds=5))]
+    insert_rows(con, later)
+    w.on_flush(later)
+    journal, since = plan.take_all()
+    assert since == {"results": NOW - timedelta(seconds=1)}
+    write_snapshot(cur, db, journal, since=since)
+    assert _contents(snapshot_path(db))["results"] == sorted(con.execute("SELECT * FROM results").fetchall(), key=repr)
+    # A key journaled from before `since` is not read back: the filter is applied (and prunes the scan).
+    insert_rows(con, [at(row(item_id="past"), NOW - timedelta(hours=2))])
+    write_snapshot(cur, db, {"results": (RESULT_KEY, {("m", "d", "past", 0)})}, since=since)
+    assert "past" not in {r[2] for r in _contents(snapshot_path(db))["results"]}
+    assert plan.take_all()[1] == {}  # taken: the next period starts without a bound
+    con.close()
