@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("ENGINE_SHARED_DIR", ROOT.parent / "shared"))
+SHARED = Path(os.environ.get("ENGINE_SHARED_DIR", ROOT.parent / "shared")).resolve()  # tests chdir and link into it
 DATA_DIR = SHARED / "datasets"
 
 

@@ -118,9 +118,12 @@ def test_endpoint_memory_sends_a_stable_conversation_id_and_only_the_new_session
     assert len(by_item) == 6 and all(len(ids) == 1 for ids in by_item.values())
     assert len({next(iter(ids)) for ids in by_item.values()}) == 6  # distinct between episodes
     assert second_sessions > 0, "no two-session scenario in the sample: the test proves nothing about memory"
+    episode_ids = set().union(*by_item.values())
     for body, headers, _ in rec.requests:
         if body["model"] == "seeker":
-            assert "user" not in body and "X-Conversation-Id" not in headers
+            # The simulator gets the episode's id as a header only (its server's log tells episodes apart);
+            # `user` is the companion's memory key and never the simulator's.
+            assert "user" not in body and headers["X-Conversation-Id"] in episode_ids
     # Stable: another run (a new file) sends each episode the same id.
     again = tmp_path / "b.duckdb"
     rec2 = _sweep(tmp_path, "endpoint", again)
