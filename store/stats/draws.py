@@ -14,6 +14,7 @@ import hashlib
 import numpy as np
 
 Z95 = 1.959963984540054  # the standard normal's 97.5 % quantile
+_BLOCK = 1 << 18  # draws per block of replicates: bounds the temporaries (~2 MB each), not the result
 
 
 def resample_counts(seed: int, dataset: str, ids_md5: str, n: int, replicates: int) -> np.ndarray:
@@ -24,12 +25,17 @@ def resample_counts(seed: int, dataset: str, ids_md5: str, n: int, replicates: i
     """
     base = int.from_bytes(hashlib.blake2b(f"{seed}\n{dataset}\n{ids_md5}".encode(), digest_size=8).digest(),
                           "little")
-    draws = np.arange(replicates * n, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        picked = ((_splitmix64(draws + np.uint64(base)) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32)
-    flat = picked.astype(np.int64).reshape(replicates, n) + (np.arange(replicates, dtype=np.int64) * n)[:, None]
-    return np.bincount(flat.ravel(), minlength=replicates * n).reshape(replicates, n)
-
+    out = np.empty((replicates, n), dtype=np.int64)
+    # In blocks of replicates: the same draws, with temporaries of ~_BLOCK draws (not 6 arrays of replicates x n)
+    step = max(1, _BLOCK // max(1, n))
+    for r0 in range(0, replicates, step):
+        r1 = min(replicates, r0 + step)
+        draws = np.arange(r0 * n, r1 * n, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            picked = ((_splitmix64(draws + np.uint64(base)) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32)
+        flat = picked.astype(np.int64).reshape(r1 - r0, n) + (np.arange(r1 - r0, dtype=np.int64) * n)[:, None]
+        out[r0:r1] = np.bincount(flat.ravel(), minlength=(r1 - r0) * n).reshape(r1 - r0, n)
+    return out
 
 def resample_plays(seed: int, dataset: str, ids_md5: str, item_counts: np.ndarray,
                    item_of_play: np.ndarray) -> np.ndarray:
@@ -47,18 +53,24 @@ def resample_plays(seed: int, dataset: str, ids_md5: str, item_counts: np.ndarra
     of = np.asarray(item_of_play, dtype=np.int64)
     k = np.bincount(of, minlength=n_items)
     first = np.concatenate([[0], np.cumsum(k)[:-1]]).astype(np.int64)
-    per_cell = (counts * k[None, :]).ravel()  # plays drawn per (replicate, item)
-    cell = np.repeat(np.arange(per_cell.size, dtype=np.int64), per_cell)
-    item, rep = cell % n_items, cell // n_items
     base = int.from_bytes(hashlib.blake2b(f"{seed}\n{dataset}\n{ids_md5}\nplays".encode(), digest_size=8).digest(),
                           "little")
-    with np.errstate(over="ignore"):
-        h = _splitmix64(np.arange(cell.size, dtype=np.uint64) + np.uint64(base)) >> np.uint64(32)
-        pick = ((h * k[item].astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
     n_plays = of.size
-    return np.bincount(rep * n_plays + first[item] + pick, minlength=replicates * n_plays).reshape(replicates,
-                                                                                                   n_plays)
-
+    out = np.empty((replicates, n_plays), dtype=np.int64)
+    step = max(1, _BLOCK // max(1, n_plays))  # in blocks of replicates, as resample_counts
+    d0 = 0  # draws made in earlier blocks: d counts over all replicates
+    for r0 in range(0, replicates, step):
+        r1 = min(replicates, r0 + step)
+        per_cell = (counts[r0:r1] * k[None, :]).ravel()  # plays drawn per (replicate, item)
+        cell = np.repeat(np.arange(per_cell.size, dtype=np.int64), per_cell)
+        item, rep = cell % n_items, cell // n_items
+        with np.errstate(over="ignore"):
+            h = _splitmix64(np.arange(d0, d0 + cell.size, dtype=np.uint64) + np.uint64(base)) >> np.uint64(32)
+            pick = ((h * k[item].astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
+        d0 += cell.size
+        out[r0:r1] = np.bincount(rep * n_plays + first[item] + pick,
+                                 minlength=(r1 - r0) * n_plays).reshape(r1 - r0, n_plays)
+    return out
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
