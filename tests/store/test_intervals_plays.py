@@ -184,3 +184,22 @@ def test_judge_verdicts_count_once_per_scenario(con, tmp_path):
         assert one(con, "SELECT score FROM boot_dataset_scores WHERE replicate = -1") == pytest.approx(75.0)
     finally:
         drop_replicates(con)
+
+
+def test_draws_in_blocks_of_replicates_are_the_draws_of_one_block(monkeypatch):
+    # The blocks bound memory (store/stats/draws.py _BLOCK); the draws must not depend on them, or a
+    # stored interval would move with the block size. Uneven blocks (7 and 3 replicates) and plays
+    # of 1-3 per scenario, against one block holding everything.
+    import store.stats.draws as draws
+
+    of = np.array([0, 1, 1, 2, 2, 2, 3, 4, 4])
+    monkeypatch.setattr(draws, "_BLOCK", 1 << 30)
+    first = resample_counts(5, "d", "ids", 5, 37)
+    whole = first, resample_plays(5, "d", "ids", first, of)
+    for block in (35, 7 * 9, 1):  # 7 replicates of 5 items; 7 of 9 plays; a replicate per block
+        monkeypatch.setattr(draws, "_BLOCK", block)
+        counts = resample_counts(5, "d", "ids", 5, 37)
+        assert np.array_equal(counts, whole[0])
+        assert np.array_equal(resample_plays(5, "d", "ids", counts, of), whole[1])
+    # each replicate draws 5 scenarios, and as many plays as its drawn scenarios have
+    assert (whole[0].sum(axis=1) == 5).all() and (whole[1].sum(axis=1) == whole[0] @ np.bincount(of)).all()
