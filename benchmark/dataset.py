@@ -15,6 +15,7 @@ nothing else of the project but the metric kinds. docs/architecture.md has the w
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import (
     Any,
@@ -272,3 +273,50 @@ def stable_hash(*parts: object, length: int = 16) -> str:
         h.update(repr(p).encode())
         h.update(b"\x00")
     return h.hexdigest()
+
+
+# A judge's reply read into a Verdict: what every rubric shares (adapters/judges.py, episodes/rubric.py).
+
+_THINK = re.compile(r"^\s*<think>.*?</think>", re.S | re.I)
+_FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.S | re.I)
+_REFUSAL = re.compile(
+    r"^\W*(?:i'?m sorry|i am sorry|sorry,|i can(?:not|'t|’t)|i won'?t|i will not|i'?m (?:not able|unable)|"
+    r"i am (?:not able|unable)|as an ai\b|抱歉|对不起|我无法|我不能)",
+    re.I,
+)
+
+
+def without_think(text: str | None) -> str:
+    """A reply less a leading <think> block, stripped."""
+    return _THINK.sub("", text or "").strip()
+
+
+def clean_reply(text: str | None) -> str:
+    """A reply less a leading <think> block and one fence around the whole of it; nothing more."""
+    text = without_think(text)
+    m = _FENCE.match(text)
+    return m.group(1).strip() if m else text
+
+
+def refused_or_unparsed(text: str, why: str) -> Verdict:
+    if _REFUSAL.match(text):
+        return Verdict("refused", reason="the judge declined")
+    return Verdict("unparsed", reason=why)
+
+
+def short(text: str, n: int = 200) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def read_scored(text: str | None, decoder: msgspec.json.Decoder, dimensions: tuple[str, ...]) -> Verdict:
+    """A JSON object of 1-5 scores per dimension and a `reason`: the dimensions, their mean as the score."""
+    body = clean_reply(text)
+    if not body:
+        return Verdict("unparsed", reason="empty reply")
+    try:
+        reply = decoder.decode(body)
+    except msgspec.DecodeError as e:
+        return refused_or_unparsed(body, f"not the required JSON object: {short(str(e))}")
+    fields = {d: float(getattr(reply, d)) for d in dimensions}
+    score = sum(fields.values()) / len(fields)
+    return Verdict("ok", {**fields, "score": score}, score, reply.reason.strip() or None)

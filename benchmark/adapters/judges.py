@@ -33,39 +33,17 @@ from benchmark.dataset import (
     MetricSpec,
     Rubric,
     Verdict,
+    clean_reply,
+    read_scored,
+    refused_or_unparsed,
     stable_hash,
+    without_think,
 )
 
 # Bump when parsing changes: it is part of every rubric's version stamp.
 PARSE_VERSION = "1"
 # Bump when the way a summary prompt is fitted to the judge's context changes.
 FIT_VERSION = "2"
-
-_THINK = re.compile(r"^\s*<think>.*?</think>", re.S | re.I)
-_FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.S | re.I)
-_REFUSAL = re.compile(
-    r"^\W*(?:i'?m sorry|i am sorry|sorry,|i can(?:not|'t|’t)|i won'?t|i will not|i'?m (?:not able|unable)|"
-    r"i am (?:not able|unable)|as an ai\b|抱歉|对不起|我无法|我不能)",
-    re.I,
-)
-
-
-def clean_reply(text: str | None) -> str:
-    """A reply less a leading <think> block and one fence around the whole of it; nothing more."""
-    text = _THINK.sub("", text or "").strip()
-    m = _FENCE.match(text)
-    return m.group(1).strip() if m else text
-
-
-def _refused_or_unparsed(text: str, why: str) -> Verdict:
-    if _REFUSAL.match(text):
-        return Verdict("refused", reason="the judge declined")
-    return Verdict("unparsed", reason=why)
-
-
-def _short(text: str, n: int = 200) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
 
 # ---------------------------------------------------------------- summaries
 
@@ -160,16 +138,7 @@ class SummaryRubric(msgspec.Struct, frozen=True, kw_only=True):
         return None
 
     def parse(self, item: Item, text: str | None) -> Verdict:
-        body = clean_reply(text)
-        if not body:
-            return Verdict("unparsed", reason="empty reply")
-        try:
-            reply = _SUMMARY_DECODER.decode(body)
-        except msgspec.DecodeError as e:
-            return _refused_or_unparsed(body, f"not the required JSON object: {_short(str(e))}")
-        fields = {d: float(getattr(reply, d)) for d in SUMMARY_DIMENSIONS}
-        score = sum(fields.values()) / len(fields)
-        return Verdict("ok", {**fields, "score": score}, score, reply.reason.strip() or None)
+        return read_scored(text, _SUMMARY_DECODER, SUMMARY_DIMENSIONS)
 
 
 # ---------------------------------------------------------------- LongMemEval
@@ -240,7 +209,7 @@ class LongMemEvalRubric(msgspec.Struct, frozen=True, kw_only=True):
 
     def answer(self, response: str | None, prediction: Any) -> str:
         # The whole reply, as the official judge sees the hypothesis (reasoning steps may count).
-        return _THINK.sub("", response or "").strip()
+        return without_think(response)
 
     def _fields(self, item: Item, correct: bool) -> dict[str, float]:
         v = 1.0 if correct else 0.0
@@ -272,7 +241,7 @@ class LongMemEvalRubric(msgspec.Struct, frozen=True, kw_only=True):
         body = clean_reply(text)
         m = _YES_NO.match(body)
         if not m:
-            return _refused_or_unparsed(body, "the reply does not start with yes or no" if body else "empty reply")
+            return refused_or_unparsed(body, "the reply does not start with yes or no" if body else "empty reply")
         word = m.group(1).lower()
         if _OTHER[word].search(body.split("\n", 1)[0][m.end():]):
             return Verdict("unparsed", reason="the reply says both yes and no")

@@ -17,13 +17,12 @@ no other key; a refusal sentence is ``refused``, anything else ``unparsed``.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any
 
 import msgspec
 
 from benchmark.context import estimate_tokens
-from benchmark.dataset import Item, JudgePrompt, Message, MetricSpec, Verdict, stable_hash
+from benchmark.dataset import Item, JudgePrompt, Message, MetricSpec, Verdict, read_scored, stable_hash
 from benchmark.episodes.scenario import Scenario
 from benchmark.episodes.scoring import Transcript
 
@@ -63,11 +62,6 @@ class _Reply(msgspec.Struct, forbid_unknown_fields=True):
 
 
 _DECODER = msgspec.json.Decoder(_Reply)
-_THINK = re.compile(r"^\s*<think>.*?</think>", re.S | re.I)
-_FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.S | re.I)
-_REFUSAL = re.compile(
-    r"^\W*(?:i'?m sorry|i am sorry|sorry,|i can(?:not|'t|’t)|i won'?t|i will not|i'?m (?:not able|unable)|"
-    r"i am (?:not able|unable)|as an ai\b|抱歉|对不起|我无法|我不能)", re.I)
 
 TRANSCRIPT_METRICS = (MetricSpec("judge_support", "mean", "score"),) + tuple(
     MetricSpec(f"judge_{d}", "mean", d) for d in TRANSCRIPT_DIMENSIONS)
@@ -143,21 +137,7 @@ class TranscriptRubric(msgspec.Struct, frozen=True, kw_only=True):
         return None
 
     def parse(self, item: Item, text: str | None) -> Verdict:
-        body = _THINK.sub("", text or "").strip()
-        m = _FENCE.match(body)
-        body = m.group(1).strip() if m else body
-        if not body:
-            return Verdict("unparsed", reason="empty reply")
-        try:
-            reply = _DECODER.decode(body)
-        except msgspec.DecodeError as e:
-            if _REFUSAL.match(body):
-                return Verdict("refused", reason="the judge declined")
-            why = str(e)
-            return Verdict("unparsed", reason=f"not the required JSON object: {why[:200]}")
-        fields = {d: float(getattr(reply, d)) for d in TRANSCRIPT_DIMENSIONS}
-        score = sum(fields.values()) / len(fields)
-        return Verdict("ok", {**fields, "score": score}, score, reply.reason.strip() or None)
+        return read_scored(text, _DECODER, TRANSCRIPT_DIMENSIONS)
 
 
 TRANSCRIPT_RUBRIC = TranscriptRubric()

@@ -21,9 +21,9 @@ from benchmark.adapters.judges import (
     SOURCE_CUT,
     LongMemEvalRubric,
     SummaryRubric,
-    clean_reply,
     rubric_for,
 )
+from benchmark.dataset import clean_reply
 from benchmark.sampling import seeded_sample
 
 FIXTURES = Path(__file__).parent / "fixtures"
