@@ -45,25 +45,10 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.interactive import SUITE  # noqa: E402  (one synthetic_episodes suite for both benches)
 from engine.lanes.episode import lane_width  # noqa: E402
 from simulator.server import SimServerProcess  # noqa: E402
 
-SUITE = """[suite]
-name = "bench-episode-kills"
-version = "1"
-[scoring]
-[[ability]]
-id = "a"
-weight = 1
-[[ability.sub_ability]]
-id = "s"
-[[ability.sub_ability.task]]
-id = "t"
-level = "M"
-datasets = ["synthetic_episodes"]
-[datasets]
-synthetic_episodes = { methods = [{ metric = "final_emotion", normalization = "ratio" }] }
-"""
 # What a transcript is: everything a turn says, none of when or how long.
 CONTENT = ("model, dataset, item_id, sample, session, turn, role, status, content, emotion, reason, ended, "
            "speaker, attempts, error_class")
