@@ -84,20 +84,14 @@ def connect(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConn
     return con
 
 
-def cache_dir() -> Path:
-    """Where the engine keeps what it can always make again: $ENGINE_CACHE_DIR, else $XDG_CACHE_HOME/moodengine,
-    else ~/.cache/moodengine."""
-    if os.environ.get("ENGINE_CACHE_DIR"):
-        return Path(os.environ["ENGINE_CACHE_DIR"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "moodengine"
-
-
 def _template() -> Path:
+    from benchmark.cache import cache_dir  # the engine's one cache folder (and its environment variables)
+
     return cache_dir() / f"schema-{schema_digest()[:32]}.duckdb"
 
 
 def _from_template(path: Path) -> bool:
-    """A new file as a copy of an empty database this version's scripts made once (cache_dir(), named by
+    """A new file as a copy of an empty database this version's scripts made once (benchmark.cache.cache_dir(), named by
     schema_digest()): creating the schema on every new file costs DuckDB 0.2-0.5 s CPU, a copy a few ms.
     ensure_schema then checks the copy's catalog as on any file. True: the file is such a copy. Any
     trouble (no cache folder, a full disk, a file made meanwhile by another process) leaves `path` as it
