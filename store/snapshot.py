@@ -29,10 +29,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import duckdb
@@ -107,24 +107,13 @@ def _refresh_outside(con: duckdb.DuckDBPyConnection, source: str, final: Path, t
     parts_dir = Path(tempfile.mkdtemp(prefix=final.name + ".", dir=final.parent))
     try:
         parts: list[dict[str, Any]] = []
-        src = f'"{_ident(source)}"'
         con.execute("BEGIN TRANSACTION")  # one consistent state across the tables
         try:
-            for table, columns in tables.items():
-                cols = ", ".join(f'"{_ident(c)}"' for c in columns)
+            for part in _parts(tables, source, journal, everything, since):
+                changed = part.changed  # noqa: F841 - read by name in part.select
                 file = parts_dir / f"{len(parts)}.parquet"
-                to = f"TO '{_quoted(file)}' (FORMAT parquet)"
-                if table in journal:
-                    key, keys = journal[table]
-                    if not keys:
-                        continue
-                    changed = pa.table({k: [v[i] for v in keys] for i, k in enumerate(key)})  # noqa: F841 - in the SQL
-                    match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key) + _since(since, table)
-                    con.execute(f'COPY (SELECT {cols} FROM {src}."{_ident(table)}" t SEMI JOIN changed c ON {match}) {to}')
-                    parts.append({"table": table, "columns": columns, "key": list(key), "file": str(file)})
-                elif everything or (table not in STATIC and not table.startswith(STATIC_PREFIX)):
-                    con.execute(f'COPY (SELECT {cols} FROM {src}."{_ident(table)}") {to}')
-                    parts.append({"table": table, "columns": columns, "key": None, "file": str(file)})
+                con.execute(f"COPY ({part.select}) TO '{_quoted(file)}' (FORMAT parquet)")
+                parts.append({"table": part.table, "columns": tables[part.table], "key": part.key, "file": str(file)})
         finally:
             con.execute("COMMIT")
         manifest = parts_dir / "manifest.json"
@@ -162,29 +151,50 @@ def _refresh(con: duckdb.DuckDBPyConnection, source: str, journal: Journal, ever
     tables = snapshot_apply.tables(con, source)
     if tables != snapshot_apply.tables(con, "moodengine_snapshot"):
         return False
-    src, dst = f'"{_ident(source)}"', "moodengine_snapshot"
+    dst = "moodengine_snapshot"
     con.execute("BEGIN TRANSACTION")
     try:
-        for table, columns in tables.items():
-            cols = ", ".join(f'"{_ident(c)}"' for c in columns)
-            if table in journal:
-                key, keys = journal[table]
-                if not keys:
-                    continue
-                changed = pa.table({k: [v[i] for v in keys] for i, k in enumerate(key)})  # noqa: F841 - in the SQL
+        for part in _parts(tables, source, journal, everything, since):
+            changed = part.changed  # noqa: F841 - read by name in part.select
+            into = f'{dst}."{_ident(part.table)}" ({part.cols})'
+            if part.key:
                 # The key is the table's primary key: an upsert finds the old row through its index,
                 # where a delete would scan (and load) the whole table of the copy.
-                match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key) + _since(since, table)
-                con.execute(f'INSERT OR REPLACE INTO {dst}."{_ident(table)}" ({cols}) SELECT {cols} FROM '
-                            f'{src}."{_ident(table)}" t SEMI JOIN changed c ON {match}')
-            elif everything or (table not in STATIC and not table.startswith(STATIC_PREFIX)):
-                con.execute(f'DELETE FROM {dst}."{_ident(table)}"')
-                con.execute(f'INSERT INTO {dst}."{_ident(table)}" ({cols}) SELECT {cols} FROM {src}."{_ident(table)}"')
+                con.execute(f"INSERT OR REPLACE INTO {into} {part.select}")
+            else:
+                con.execute(f'DELETE FROM {dst}."{_ident(part.table)}"')
+                con.execute(f"INSERT INTO {into} {part.select}")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
     return True
+
+
+class _Part(NamedTuple):
+    table: str
+    cols: str  # its columns, quoted, as a SELECT list
+    key: list[str] | None  # the journal's key: only the changed rows are taken
+    select: str  # what a refresh takes from the source; with a key it reads `changed` by name
+    changed: pa.Table | None  # the changed keys
+
+
+def _parts(tables: dict[str, list[str]], source: str, journal: Journal, everything: bool,
+           since: dict[str, Any] | None) -> Iterator[_Part]:
+    """What a refresh takes of each table: a journaled table's changed rows (none changed: nothing), every
+    other table whole unless static (or ``everything``)."""
+    src = f'"{_ident(source)}"'
+    for table, columns in tables.items():
+        cols = ", ".join(f'"{_ident(c)}"' for c in columns)
+        whole = f'SELECT {cols} FROM {src}."{_ident(table)}"'
+        if table in journal:
+            key, keys = journal[table]
+            if keys:
+                changed = pa.table({k: [v[i] for v in keys] for i, k in enumerate(key)})
+                match = " AND ".join(f't."{_ident(k)}" = c."{_ident(k)}"' for k in key) + _since(since, table)
+                yield _Part(table, cols, list(key), f"{whole} t SEMI JOIN changed c ON {match}", changed)
+        elif everything or (table not in STATIC and not table.startswith(STATIC_PREFIX)):
+            yield _Part(table, cols, None, whole, None)
 
 
 def _since(since: dict[str, Any] | None, table: str) -> str:
