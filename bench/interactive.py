@@ -2,6 +2,7 @@
 
     python bench/interactive.py            # 10 models x 2,000 episodes x 8 exchanges (long)
     python bench/interactive.py --quick    # 10 models x 100 episodes x 4 exchanges, 200 ms check on 40
+    python bench/interactive.py --only memory [--tree OTHER]   # measurement 3 alone (of another checkout)
 
 Prints three measurements:
 1. zero latency: turns (calls) per second of `sweep` over `synthetic_episodes`, beside a bare aiohttp loop
@@ -71,13 +72,16 @@ def models_file(folder: Path, url: str, n: int) -> Path:
     return path
 
 
+TREE = ROOT  # the engine's checkout the sweeps run (--tree)
+
+
 def run_sweep(models: Path, db: Path, episodes: int, turns: int) -> tuple[float, float]:
     """(seconds, peak RSS MB) of one sweep process."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(TREE)}
     cmd = [sys.executable, "-m", "engine", "sweep", str(models), "--db", str(db), "--suite",
            str(models.parent / "suite.toml"), "--limit", str(episodes), "--turns", str(turns), "--quiet"]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=TREE, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = [0]
 
     def watch() -> None:
@@ -161,9 +165,25 @@ async def bare_loop(url: str, plays: list[tuple[str, int]], width: int, limits: 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", choices=["zero-latency", "latency", "memory"], help="one measurement")
+    ap.add_argument("--tree", type=Path, default=ROOT, help="the engine checkout to run (default: this one)")
     args = ap.parse_args()
+    global TREE
+    TREE = args.tree.resolve()
     n_models, episodes, turns = (10, 100, 4) if args.quick else (10, 2000, 8)
     print(f"load average before: {os.getloadavg()}")
+    rss_full = None
+    if args.only in (None, "zero-latency"):
+        rss_full = zero_latency(n_models, episodes, turns)
+    if args.only in (None, "latency"):
+        latency(turns, args.quick)
+    if args.only in (None, "memory"):
+        memory(n_models, (20, 200) if args.quick else (200, 2000), turns, {episodes: rss_full} if rss_full else {})
+    print(f"load average after: {os.getloadavg()}")
+
+
+def zero_latency(n_models: int, episodes: int, turns: int) -> float:
+    """Measurement 1; returns the sweep's peak RSS (measurement 3's larger size, not run twice)."""
     with tempfile.TemporaryDirectory() as tmp, \
             SimServerProcess(mode="echo", profiles={"seeker-sim": {"mode": "fixed:" + SEEKER}}, seed=1) as sim:
         folder = Path(tmp)
@@ -177,7 +197,11 @@ def main() -> None:
               f"sweep {secs:.1f} s (process, start-up included) = {calls / secs:,.0f} calls/s, calling phase "
               f"{phase:.1f} s = {calls / phase:,.0f} calls/s; bare aiohttp loop {bare:.1f} s = {calls / bare:,.0f} "
               f"calls/s; engine/bare = {bare / secs:.0%} (process), {bare / phase:.0%} (calling phase)")
-    lat_eps = 40 if args.quick else 400
+    return rss_full
+
+
+def latency(turns: int, quick: bool) -> None:
+    lat_eps = 40 if quick else 400
     with tempfile.TemporaryDirectory() as tmp, SimServerProcess(
             mode="echo", latency_ms=200, profiles={"seeker-sim": {"mode": "fixed:" + SEEKER}}, seed=1) as sim:
         folder = Path(tmp)
@@ -201,17 +225,17 @@ def main() -> None:
               + ", ".join(f"{k} {v:.1f} s" for k, v in bounds.items())
               + f"; {sum(companion.values()):,} companion + {sim_calls:,} simulator calls) -> {phase / ideal:.2f}x; "
               f"bare aiohttp loop with the same limits {bare:.1f} s ({bare / ideal:.2f}x the ideal)")
-    sizes = (20, 200) if args.quick else (200, 2000)
+
+
+def memory(n_models: int, sizes: tuple[int, int], turns: int, known: dict[int, float]) -> None:
+    """Measurement 3; ``known``: peaks already measured (episodes -> MB)."""
     with tempfile.TemporaryDirectory() as tmp, \
             SimServerProcess(mode="echo", profiles={"seeker-sim": {"mode": "fixed:" + SEEKER}}, seed=1) as sim:
         folder = Path(tmp)
         models = models_file(folder, sim.base_url, n_models)
-        # The larger size is measurement 1's run (same models, server and episodes), not run twice.
-        peaks = [run_sweep(models, folder / f"c{n}.duckdb", n, turns)[1] if n != episodes else rss_full
-                 for n in sizes]
+        peaks = [known[n] if n in known else run_sweep(models, folder / f"c{n}.duckdb", n, turns)[1] for n in sizes]
         print(f"3. peak RSS of the sweep: {sizes[0]} episodes/model {peaks[0]:.0f} MB, {sizes[1]} "
               f"{peaks[1]:.0f} MB: growth {peaks[1] - peaks[0]:.0f} MB")
-    print(f"load average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

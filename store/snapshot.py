@@ -39,6 +39,7 @@ import duckdb
 import pyarrow as pa
 
 from store import snapshot_apply
+from store.memory import with_room
 from store.query import single
 
 SUFFIX = ".snapshot"
@@ -296,7 +297,8 @@ class Snapshots:
             journal = None
         cur = con.cursor()
         try:
-            self.done(rows, write_snapshot(cur, self.db, journal, everything=True, since=since), time.monotonic())
+            cost = with_room(cur, functools.partial(write_snapshot, cur, self.db, journal, everything=True, since=since))
+            self.done(rows, cost, time.monotonic())
         finally:
             cur.close()
 
@@ -316,7 +318,7 @@ async def keep_fresh(con: duckdb.DuckDBPyConnection, plan: Snapshots, rows: Call
                     journal = None
                 try:
                     cost = await anyio.to_thread.run_sync(
-                        functools.partial(write_snapshot, cur, db, journal, since=since))
+                        with_room, cur, functools.partial(write_snapshot, cur, db, journal, since=since))
                 except (duckdb.Error, OSError) as e:
                     if on_error is not None:
                         on_error(f"{snapshot_path(db)}: not refreshed ({str(e).splitlines()[0]})")

@@ -49,13 +49,14 @@ WINGS: dict[str, set[str]] = {
 }
 
 
-_PRIMITIVES = {"transaction", "query", "upsert"}
+_PRIMITIVES = {"transaction", "query", "upsert", "memory"}
 # store/'s wings and top files -> what of store/ each may import (besides itself). The cut follows the
 # jobs: the results file, the hierarchy over it, estimates, other commands' tables, pure statistics.
 STORE_WINGS: dict[str, set[str]] = {
     "transaction": set(),
     "query": set(),
     "upsert": set(),
+    "memory": set(),
     "stats": set(),  # and nothing else of the project either (test below)
     "results": _PRIMITIVES,
     "side": _PRIMITIVES | {"results"},

@@ -173,6 +173,10 @@ class Episode:
         kept = self.kept.get((s, t, "companion"))
         if kept is not None:
             self.version = kept.model_version or self.version  # an episode ended from kept turns only keeps it too
+            # Its results row counts the transcript's calls, whichever run made them.
+            self.tokens_in += kept.input_tokens or 0
+            self.tokens_out += kept.output_tokens or 0
+            self.latency += kept.latency_ms or 0.0
             return self._replay(kept)
         lane, ctx = self.lane, self.ctx
         msgs = companion_messages(self.scenario, s, history, earlier=earlier, memory=lane.m.memory)

@@ -31,6 +31,7 @@ from engine.run.progress import Progress
 from providers.breaker import Breaker
 from providers.limits import Limits
 from store.side import compactbench as cbstore
+from store import memory
 from store.results import history
 from store.results import runs
 from store.results.writer import Writer
@@ -216,7 +217,15 @@ class RunContext:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[RunContext]:
-        """The body runs the lanes; a signal cancels it, and what is answered is kept."""
+        """The body runs the lanes; a signal cancels it, and what is answered is kept. DuckDB's buffer pool is
+        held small while they write (store/memory.py), not for the end-of-run work."""
+        bound = memory.bounded(self.con) if self.con is not None else contextlib.nullcontext()
+        with bound:
+            async with self._running():
+                yield self
+
+    @contextlib.asynccontextmanager
+    async def _running(self) -> AsyncIterator[RunContext]:
         async with anyio.create_task_group() as tg:
             for w in self.writers:
                 tg.start_soon(w.run)

@@ -14,6 +14,7 @@ import orjson
 import pyarrow as pa
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from store.memory import with_room
 from store.transaction import transaction
 
 
@@ -170,6 +171,12 @@ class Writer:
             self.finished.set()
             self._flushed.set()
 
+    def _store(self, batch: list[Any]) -> None:
+        if self._con is None:  # a cluster host's writer lands files: no database here
+            self._insert(self._con, batch)
+        else:
+            with_room(self._con, self._insert, self._con, batch)
+
     async def _run(self) -> None:
         async with self._recv:
             while True:
@@ -200,7 +207,7 @@ class Writer:
                             break
                 # Shielded: once a batch is taken off the stream it must reach the database.
                 with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(self._insert, self._con, batch)
+                    await anyio.to_thread.run_sync(self._store, batch)
                 self.rows_written += len(batch)
                 self._flushed.set()
                 self._flushed = anyio.Event()

@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
+from store.memory import with_room
 from store.transaction import transaction
 from store.results.turns import upsert_turns_batch
 from store.results.writer import upsert_batch
@@ -62,7 +63,7 @@ def ingest_landed(con: duckdb.DuckDBPyConnection, folder: Path) -> Counter[tuple
     """Every whole file in the landing folder, each once."""
     total: Counter[tuple[str, str]] = Counter()
     for path in landed(folder):
-        total.update(ingest(con, path))
+        total.update(with_room(con, ingest, con, path))
     return total
 
 

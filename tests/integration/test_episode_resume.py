@@ -1,6 +1,6 @@
 """An episode whose every turn is stored but whose results row is not (a kill between its last turn and its row)
 is finished by the next run from its kept turns alone: no call, and the row an uninterrupted run stored, down to
-the companion's model version (the tokens count the calls of the run that wrote the row: none here)."""
+the companion's model version and the tokens its transcript's calls used."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tests.integration.helpers import query, run_cli
 from tests.integration.test_episodes import SEEKER, models, sweep_args
 
 COLUMNS = ("item_id, status, response, prediction, score, measures, model_version, prompt_hash, scorer_version, "
-           "finish_reason, identity")
+           "finish_reason, identity, input_tokens, output_tokens")
 
 
 def test_an_episode_with_every_turn_kept_is_finished_without_a_call(tmp_path):
@@ -31,3 +31,4 @@ def test_an_episode_with_every_turn_kept_is_finished_without_a_call(tmp_path):
     sql = f"SELECT {COLUMNS} FROM results ORDER BY item_id"
     assert query(cut, sql) == query(whole, sql)
     assert query(cut, "SELECT count(*) FROM results WHERE model_version IS NULL") == [(0,)]
+    assert query(cut, "SELECT count(*) FROM results WHERE input_tokens > 0 AND output_tokens > 0") == [(4,)]

@@ -99,3 +99,19 @@ def test_a_run_that_raises_is_stored_as_interrupted_or_failed(con, exc, outcome)
     with pytest.raises(exc):
         execute(body, _context(con), record=record)
     assert record.calls == [("start", None), ("abort", outcome)]
+
+
+def test_duckdbs_buffer_pool_is_held_small_while_the_lanes_write_and_not_after(con):
+    from store import memory
+
+    before = memory.limit_bytes(con)
+    seen: list[int] = []
+
+    async def body(ctx: RunContext) -> None:
+        async with ctx.running():
+            seen.append(memory.limit_bytes(con))
+            await ctx.answers.put(1)
+
+    execute(body, _context(con))
+    assert seen == [memory.RUN_LIMIT_MB * 2**20]
+    assert abs(memory.limit_bytes(con) - before) < 0.01 * before

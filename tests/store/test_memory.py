@@ -1,0 +1,78 @@
+"""store.memory: DuckDB's buffer pool held small while a run writes, raised when a statement needs more."""
+
+from __future__ import annotations
+
+import anyio
+import duckdb
+import pytest
+
+from store import memory
+from store.db import connect
+from store.results.writer import Writer, insert_rows
+from tests.store.helpers import row
+
+MIB = 2**20
+
+
+def _settings(con: duckdb.DuckDBPyConnection) -> tuple[int, str]:
+    got = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
+    assert got is not None
+    return memory.limit_bytes(con), str(got[0])
+
+
+def _rows(n: int) -> list:
+    return [row(model=f"m{i % 7}", item_id=f"item-{i:07d}", prediction="x" * 40) for i in range(n)]
+
+
+def test_bounded_holds_the_limit_and_the_checkpoints_then_puts_back_what_it_found(tmp_path):
+    con = connect(tmp_path / "r.duckdb")
+    before = _settings(con)
+    assert before[0] > 64 * MIB  # DuckDB's default: 80% of the machine's memory
+    with pytest.raises(RuntimeError), memory.bounded(con):
+        assert _settings(con) == (memory.RUN_LIMIT_MB * MIB, f"{memory.RUN_CHECKPOINT_MB}.0 MiB")
+        raise RuntimeError("the run failed")
+    after = _settings(con)
+    assert after[1] == before[1] and abs(after[0] - before[0]) < 0.01 * before[0]  # as DuckDB prints it back
+
+
+def test_bounded_never_raises_a_limit_set_lower(tmp_path):
+    con = connect(tmp_path / "r.duckdb")
+    con.execute("SET memory_limit = '32MiB'")
+    with memory.bounded(con):
+        assert memory.limit_bytes(con) == 32 * MIB
+    assert memory.limit_bytes(con) == 32 * MIB
+
+
+def test_a_write_that_needs_more_than_the_limit_is_run_again_with_it_doubled(tmp_path):
+    con = connect(tmp_path / "r.duckdb")
+    with memory.bounded(con):
+        con.execute("SET memory_limit = '1MiB'")  # far under what one batch's upsert pins
+        with pytest.raises(duckdb.OutOfMemoryException):
+            insert_rows(con, _rows(20_000))
+        assert con.execute("SELECT count(*) FROM results").fetchone() == (0,)  # rolled back whole
+        memory.with_room(con, insert_rows, con, _rows(20_000))
+        raised = memory.limit_bytes(con)
+    assert raised > 1 * MIB and (raised // MIB) & (raised // MIB - 1) == 0  # doubled from 1 MiB, a power of two
+    assert con.execute("SELECT count(*), count(DISTINCT item_id) FROM results").fetchone() == (20_000, 20_000)
+
+
+async def test_the_writer_stores_every_row_under_a_limit_too_small_for_its_batches(tmp_path):
+    con = connect(tmp_path / "r.duckdb")
+    with memory.bounded(con):
+        con.execute("SET memory_limit = '1MiB'")
+        w = Writer(con, flush_s=0.05, batch_max=10_000)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(w.run)
+            for r in _rows(30_000):
+                await w.put(r)
+            await w.close()
+    assert w.rows_written == 30_000
+    assert con.execute("SELECT count(*) FROM results").fetchone() == (30_000,)
+
+
+def test_the_limit_is_not_raised_past_the_machine(tmp_path, monkeypatch):
+    con = connect(tmp_path / "r.duckdb")
+    con.execute("SET memory_limit = '1MiB'")
+    monkeypatch.setattr(memory, "_ceiling", lambda: 1 * MIB)
+    with pytest.raises(duckdb.OutOfMemoryException):
+        memory.with_room(con, insert_rows, con, _rows(20_000))
