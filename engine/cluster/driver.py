@@ -33,7 +33,7 @@ import functools
 import os
 import time
 import uuid
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
@@ -47,6 +47,7 @@ from engine.cluster.connect import connected, import_ray
 from engine.cluster.host import ModelHost
 from engine.cluster.limiter import keepers_ready, pool_shares, start_keepers
 from engine.cluster.placement import POLL_S, Host, HostPool, first_line, head_node
+from engine.cluster.summary import say_summary
 from engine.cluster.units import MAX_ATTEMPTS, UNITS_PER_HOST, UnitOutcome, UnitTask, landing_folder, with_episodes
 from engine.config.models import ModelConfig, ModelsFile
 from engine.lanes.model_lane import Stamps, build_row
@@ -61,6 +62,7 @@ from engine.sweep.plan import SweepOptions, SweepPlan
 from engine.sweep.prepare import SweepResult, end_run, run_sweep, stamp_run
 from engine.version import ENGINE_VERSION
 from providers.errors import ErrorClass, ProviderError
+from store import memory
 from store.side import cluster as units_table
 from store.results import resume
 from store.results.writer import insert_rows
@@ -166,7 +168,8 @@ class Driver:
             t0 = time.perf_counter()
             interrupted = False
             try:
-                with live_view_thread(opts.serve_port, self.con, self.progress, cluster=True):
+                with memory.bounded(self.con), live_view_thread(opts.serve_port, self.con, self.progress,
+                                                                  cluster=True):
                     self._loop()
             except KeyboardInterrupt:
                 interrupted = True
@@ -388,17 +391,4 @@ class Driver:
         log(f"cluster: {self.units_done}/{self.units_total} units done; running on {where}", quiet=self.opts.quiet)
 
     def _summary(self) -> None:
-        for line in self.progress.summary_lines():
-            log(line, quiet=self.opts.quiet)
-        if self.budget_state is not None and self.opts.budget_usd is not None:
-            spent, stopped = self.budget_state
-            if stopped:
-                log(f"budget reached: ${spent:.4f} spent of ${self.opts.budget_usd:g} on the cluster; stopped "
-                    "dispatching (run again with a larger --budget to continue)")
-            else:
-                log(f"budget: ${spent:.4f} spent of ${self.opts.budget_usd:g} on the cluster", quiet=self.opts.quiet)
-        per_node: dict[str, Counter[str]] = {}
-        for node, model, _ds, _attempt, status in units_table.where_units_ran(self.con, self.run_id):
-            per_node.setdefault(node[:8], Counter())[f"{model} {status}"] += 1
-        for node, what in sorted(per_node.items()):
-            log(f"node {node}: " + ", ".join(f"{k} x{n}" for k, n in sorted(what.items())), quiet=self.opts.quiet)
+        say_summary(self.con, self.run_id, self.progress, self.budget_state, self.opts)

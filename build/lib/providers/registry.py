@@ -1,0 +1,81 @@
+"""Build the adapter for a provider name. Limits are passed in: they belong to accounts."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from providers.anthropic import AnthropicChat
+from providers.base import Provider
+from providers.batch.core import BatchAPI
+from providers.batch.anthropic import AnthropicBatch
+from providers.batch.gemini import GeminiBatch
+from providers.batch.openai import OpenAIBatch
+from providers.breaker import Breaker
+from providers.gemini import GeminiChat
+from providers.http import HttpChat
+from providers.limits import Limits
+from providers.openai import OpenAIChat
+
+# provider name -> (adapter, default base_url). base_url is the API root for
+# anthropic and gemini (the adapter appends the documented path) and includes
+# the version path for OpenAI-compatible endpoints (vendors put it in
+# different places: /v1, /api/v3, /api/paas/v4, /v2).
+ADAPTERS = {
+    "openai": (OpenAIChat, "https://api.openai.com/v1"),
+    "anthropic": (AnthropicChat, "https://api.anthropic.com"),
+    "gemini": (GeminiChat, "https://generativelanguage.googleapis.com"),
+    # A llama.cpp server the engine starts itself (engine/run/local_server.py); its
+    # base_url is only known once it listens, so there is no default.
+    "local": (OpenAIChat, ""),
+    # A vLLM server the engine starts itself (`vllm serve MODEL`), OpenAI-compatible, on loopback.
+    "vllm": (OpenAIChat, ""),
+}
+# The providers whose server the engine starts itself (engine/run/local_server.py).
+SERVED = ("local", "vllm")
+PROVIDERS = tuple(ADAPTERS)
+# provider -> the answer constraints (providers/constrain.py) its wire API can carry. The
+# Anthropic Messages API has no constrained decoding in the version this adapter speaks.
+CONSTRAINABLE = {"openai": ("grammar", "json_schema"), "local": ("grammar",), "vllm": ("json_schema",),
+                 "gemini": ("json_schema",)}
+DEFAULT_BASE_URLS = {name: url for name, (_, url) in ADAPTERS.items() if url}
+
+
+def make_provider(provider: str, *, base_url: str, model: str, api_key: str | None,
+                  generation: dict[str, Any], limits: Limits, timeout_s: float,
+                  max_retries: int, max_connections: int, backoff_base_s: float = 1.0,
+                  reasoning: bool | None = None, answer_constraint: str | None = None,
+                  breaker: Breaker | None = None, timeout_per_token_s: float = 0.0) -> Provider:
+    """``breaker``: the endpoint's circuit breaker (providers/breaker.py), shared by the adapters
+    that call it; ``timeout_per_token_s``: seconds the timeout grows per estimated token."""
+    if provider not in ADAPTERS:
+        raise ValueError(f"unknown provider {provider!r}")
+    cls = ADAPTERS[provider][0]
+    kwargs: dict[str, Any] = dict(base_url=base_url, model=model, api_key=api_key, generation=generation,
+                                  limits=limits, timeout_s=timeout_s, max_retries=max_retries,
+                                  max_connections=max_connections, backoff_base_s=backoff_base_s,
+                                  breaker=breaker, timeout_per_token_s=timeout_per_token_s)
+    if cls is OpenAIChat:
+        kwargs["reasoning"] = reasoning
+    if answer_constraint is not None:
+        if provider not in CONSTRAINABLE:
+            raise ValueError(f"provider {provider!r} has no answer constraint")
+        kwargs["answer_constraint"] = answer_constraint
+    return cls(**kwargs)
+
+
+# provider -> its batch wire (providers/batch/core.py); "local" and other OpenAI-compatible hosts have none.
+BATCH_APIS: dict[str, Callable[..., BatchAPI]] = {"openai": OpenAIBatch, "anthropic": AnthropicBatch, "gemini": GeminiBatch}
+BATCHABLE = tuple(BATCH_APIS)
+
+
+def make_batch_api(provider: str, adapter: Provider, **options: Any) -> BatchAPI:
+    """The batch wire of ``provider`` on its synchronous ``adapter`` (made by ``make_provider``).
+
+    ``options``: ``timeout_s`` of a control call (default 600: downloads are large),
+    ``max_retries`` and ``backoff_base_s`` (default: the adapter's)."""
+    if provider not in BATCH_APIS:
+        raise ValueError(f"provider {provider!r} has no batch API (batchable: {', '.join(BATCHABLE)})")
+    cls = BATCH_APIS[provider]
+    if not isinstance(adapter, HttpChat):
+        raise TypeError(f"a batch API needs an HTTP adapter, not {type(adapter).__name__}")
+    return cls(adapter, **options)
