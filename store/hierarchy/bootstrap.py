@@ -69,15 +69,15 @@ def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = DEFAU
         raise ValueError("replicates must be at least 1")
     t0 = time.perf_counter()
     fp = fingerprint(con, replicates, seed)
-    stored = con.execute("SELECT fingerprint, signature = interval_signature() FROM interval_state").fetchone()
+    signature = con.execute("SELECT interval_signature()").fetchone()  # computed once: ~8 ms each time
+    stored = con.execute("SELECT fingerprint, signature FROM interval_state").fetchone()
     if stored is not None and stored[0] == fp and not force:
-        if not stored[1]:
+        if signature is None or stored[1] is None or stored[1] != signature[0]:
             # Same inputs, new signature (a rerun reloads the suite: its loaded_at moves): the bounds are
             # what a recomputation would give, so only the signature the views check is brought up to date.
             with transaction(con):
-                con.execute("UPDATE interval_state SET signature = interval_signature()")
+                con.execute("UPDATE interval_state SET signature = ?", [signature[0] if signature else None])
         return IntervalRun(False, time.perf_counter() - t0, replicates)
-    signature = con.execute("SELECT interval_signature()").fetchone()
     phases = {"fingerprint": time.perf_counter() - t0, **build_replicates(con, replicates=replicates, seed=seed)}
     t1 = time.perf_counter()
     with transaction(con):
@@ -157,9 +157,14 @@ def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: i
     lap("inputs (SQL)")
     values = _replicate_values(con, replicates, seed)
     rows, scores = _dataset_replicates(con, values, seed, models)
-    n = replicates + 1
-    table: dict[str, pa.Array] = {
-        "replicate": pa.array(np.tile(np.arange(-1, replicates, dtype=np.int32), len(rows)), pa.int32())}
+    kept, source = _distinct_replicates(scores)
+    # With replicates that draw alike (a dataset of one item draws it every time) the hierarchy runs once per
+    # distinct replicate (`kept`, the point estimate first), into boot_distinct_*; boot_* are then views that
+    # give every replicate its source's rows. Identical inputs give identical rows, so the bounds are the same.
+    prefix = "boot_" if source is None else "boot_distinct_"
+    labels = np.arange(-1, replicates, dtype=np.int32)[kept]
+    n = len(kept)
+    table: dict[str, pa.Array] = {"replicate": pa.array(np.tile(labels, len(rows)), pa.int32())}
     for j, col in enumerate(("suite", "version", "model", "dataset")):
         names = sorted({r[j] for r in rows})
         code = {x: i for i, x in enumerate(names)}
@@ -172,27 +177,58 @@ def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: i
             con.execute("CREATE OR REPLACE TEMP TABLE boot_models AS SELECT * FROM boot_model_names")
             con.unregister("boot_model_names")
     table["coverage"] = pa.array(np.repeat(np.array([r[4] for r in rows], dtype=float), n), from_pandas=True)
-    table["score"] = pa.array(scores.T.reshape(-1), from_pandas=True)  # NaN -> NULL
+    table["score"] = pa.array(scores[kept].T.reshape(-1), from_pandas=True)  # NaN -> NULL
     table["estimated"] = pa.array(np.repeat(np.array([r[5] == "estimate" for r in rows], dtype=bool), n))
     con.register("boot_dataset_arrow", pa.table(table))
-    con.execute("""CREATE OR REPLACE TEMP TABLE boot_dataset_scores AS
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE {prefix}dataset_scores AS
                    SELECT replicate, suite::VARCHAR AS suite, version::VARCHAR AS version, model,
                           dataset::VARCHAR AS dataset, coverage, score, estimated FROM boot_dataset_arrow""")
     con.unregister("boot_dataset_arrow")
     lap("replicate dataset scores (numpy)")
     # the views' own hierarchy, each layer materialised once for the next
-    sql = render_views(hierarchy_sql(), replicates=True).replace(
+    sql = render_views(hierarchy_sql(), replicates=True, prefix=prefix).replace(
         "CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP TABLE")
     con.execute(sql)
+    if source is not None:
+        con.register("boot_source_arrow", pa.table({
+            "replicate": pa.array(np.arange(-1, replicates, dtype=np.int32)),
+            "source": pa.array(source.astype(np.int32) - 1)}))
+        con.execute("CREATE OR REPLACE TEMP TABLE boot_replicate_source AS SELECT * FROM boot_source_arrow")
+        con.unregister("boot_source_arrow")
+        for t in _LAYERS:
+            con.execute(f"""CREATE OR REPLACE TEMP VIEW boot_{t} AS
+                            SELECT d.* REPLACE (s.replicate AS replicate)
+                            FROM boot_distinct_{t} d JOIN boot_replicate_source s ON s.source = d.replicate""")
     lap("hierarchy (SQL)")
     return phases
 
 
+_LAYERS = ("dataset_scores", "task_scores", "level_scores", "sub_ability_scores", "ability_scores", "leaderboard")
+
+
 def drop_replicates(con: duckdb.DuckDBPyConnection) -> None:
-    for t in ("boot_play", "boot_items", "boot_inputs", "boot_keys", "boot_models", "boot_dataset_scores",
-              "boot_task_scores", "boot_level_scores", "boot_sub_ability_scores", "boot_ability_scores",
-              "boot_leaderboard"):
+    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE temporary").fetchall()}
+    for t in _LAYERS:
+        if f"boot_{t}" in views:
+            con.execute(f"DROP VIEW boot_{t}")
+    for t in ("boot_play", "boot_items", "boot_inputs", "boot_keys", "boot_models", "boot_replicate_source",
+              *(f"boot_{t}" for t in _LAYERS), *(f"boot_distinct_{t}" for t in _LAYERS)):
         con.execute(f"DROP TABLE IF EXISTS {t}")
+
+
+def _distinct_replicates(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The rows of ``scores`` (row 0 the point estimate, then one per replicate) the hierarchy must be computed
+    for, and each row's source: the first replicate with the very same dataset scores (bit for bit), or
+    None when too few replicates repeat another for that to pay (every row is computed)."""
+    replicates = scores.shape[0] - 1
+    if replicates < 2 or scores.shape[1] == 0:
+        return np.arange(scores.shape[0]), None
+    same = np.ascontiguousarray(scores[1:]).view(np.dtype((np.void, scores.dtype.itemsize * scores.shape[1])))
+    _, first, inverse = np.unique(same.ravel(), return_index=True, return_inverse=True)
+    if 4 * len(first) > replicates:
+        return np.arange(scores.shape[0]), None
+    source = np.concatenate([[0], 1 + first[inverse.ravel()]])
+    return np.concatenate([[0], 1 + np.sort(first)]), source
 
 
 def _collect_inputs(con: duckdb.DuckDBPyConnection, models: tuple[str, str] | None) -> None:

@@ -253,6 +253,55 @@ def test_refresh_intervals_stores_bounds_a_plain_duckdb_reader_sees(con, tmp_pat
         reader.close()
 
 
+# ------------------------------------------------- replicates that draw alike
+
+def _tiny_run(con, tmp_path) -> None:
+    """Datasets of one and two items (a `--limit 1` or 2 run): few distinct replicates, a veto in some."""
+    load_toml(con, tmp_path, flat_suite({"g": (None, ["gd"]), "a": (2, ["d1", "d2", "d3"]), "b": (1, ["d4"])},
+                                        gate="g", tau=60))
+    for d in ("gd", "d1", "d2", "d3", "d4"):
+        metric(con, d)
+    for i, m in enumerate(("m1", "m2", "m3", "m4")):
+        items(con, m, "gd", [[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 1.0]][i])
+        items(con, m, "d1", [[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]][i])
+        items(con, m, "d2", [float(i % 2)])
+        items(con, m, "d3", [float(i > 1)])
+        items(con, m, "d4", [float(i < 3)])
+
+
+def test_replicates_that_draw_alike_give_the_bounds_of_every_replicate_computed(con, tmp_path, monkeypatch):
+    """The hierarchy runs once per distinct replicate (store/hierarchy/bootstrap.py: _distinct_replicates);
+    every replicate's rows, the bounds, rank ranges and P(veto) are those of computing each replicate."""
+    import store.hierarchy.bootstrap as bootstrap
+
+    _tiny_run(con, tmp_path)
+    con.execute("SET threads = 1")  # parallel float sums vary in the last bits from run to run
+    kept = []
+    distinct = bootstrap._distinct_replicates
+    monkeypatch.setattr(bootstrap, "_distinct_replicates", lambda s: kept.append(distinct(s)) or kept[-1])
+    layers = ("dataset_scores", "task_scores", "sub_ability_scores", "ability_scores", "leaderboard")
+
+    def every_row() -> list:
+        build_replicates(con, replicates=400, seed=5)
+        try:
+            return [con.execute(f"SELECT * FROM boot_{t} ORDER BY ALL").fetchall() for t in layers]
+        finally:
+            drop_replicates(con)
+
+    rows = every_row()
+    compute_intervals(con, replicates=400, seed=5)
+    bounds = con.execute("SELECT * FROM interval_bounds ORDER BY ALL").fetchall()
+    assert kept[0][1] is not None and len(kept[0][0]) <= 10  # 3 x 3 draws of the two-item datasets, + point
+    assert len(rows[0]) == 401 * 4 * 5 and len(rows[-1]) == 401 * 4
+    monkeypatch.setattr(bootstrap, "_distinct_replicates", lambda s: (np.arange(s.shape[0]), None))
+    assert every_row() == rows
+    compute_intervals(con, replicates=400, seed=5, force=True)
+    assert con.execute("SELECT * FROM interval_bounds ORDER BY ALL").fetchall() == bounds
+    p_veto = dict(con.execute("SELECT model, p_veto FROM interval_bounds WHERE level = 'overall'").fetchall())
+    assert p_veto["m2"] == 0 and 0.6 < p_veto["m1"] < 0.9  # gate items (1, 0): vetoed unless both draws hit 1
+    assert con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name LIKE 'boot%'").fetchone() == (0,)
+
+
 # ------------------------------------------------------------------- judged
 
 JUDGED_SUITE = """
