@@ -104,10 +104,12 @@ def refresh_intervals(con: duckdb.DuckDBPyConnection) -> IntervalRun:
 
 def fingerprint(con: duckdb.DuckDBPyConnection, replicates: int, seed: int) -> str:
     parts = [ALGORITHM, str(replicates), str(seed)]
-    for table, cols in _INPUTS:
-        row = con.execute(f"SELECT count(*), coalesce(sum(hash({'t' if cols == '*' else cols})), 0) "
-                          f"FROM {table} t").fetchone()
-        parts.append(f"{table}:{row}")
+    # one statement, not one per table (~1 ms each): the same counts and sums, so the same fingerprint
+    rows = dict((r[0], r[1:]) for r in con.execute(" UNION ALL ".join(
+        f"SELECT {i}, count(*), coalesce(sum(hash({'t' if cols == '*' else cols})), 0) FROM {table} t"
+        for i, (table, cols) in enumerate(_INPUTS))).fetchall())
+    for i, (table, _) in enumerate(_INPUTS):
+        parts.append(f"{table}:{rows[i]}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 

@@ -189,6 +189,25 @@ def test_recomputes_only_when_the_inputs_change(con, tmp_path):
     assert compute_intervals(con, replicates=200).recomputed
 
 
+def test_the_fingerprint_is_the_one_files_already_store(con, tmp_path):
+    """One statement for every input table, hashing as the former query per table did: a file's stored
+    fingerprint still matches, so its bounds are not recomputed for nothing."""
+    import hashlib
+
+    from store.hierarchy.bootstrap import ALGORITHM, _INPUTS, fingerprint
+
+    load_toml(con, tmp_path, flat_suite({"a": (1, ["d1"])}))
+    metric(con, "d1")
+    items(con, "m", "d1", _bits(30, 10))
+    parts = [ALGORITHM, "100", "3"]
+    for table, cols in _INPUTS:
+        row = con.execute(f"SELECT count(*), coalesce(sum(hash({'t' if cols == '*' else cols})), 0) "
+                          f"FROM {table} t").fetchone()
+        parts.append(f"{table}:{row}")
+    assert fingerprint(con, 100, 3) == hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    assert fingerprint(con, 100, 3) != fingerprint(con, 100, 4)
+
+
 def test_the_same_suite_loaded_again_keeps_the_bounds_without_a_recomputation(con, tmp_path):
     """A rerun reloads the suite (its loaded_at moves, so the views' signature does): the inputs are the
     same, so the stored bounds are shown again without the bootstrap, and are what it would give."""
