@@ -209,10 +209,11 @@ _LAYERS = ("dataset_scores", "task_scores", "level_scores", "sub_ability_scores"
 
 
 def drop_replicates(con: duckdb.DuckDBPyConnection) -> None:
-    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE temporary").fetchall()}
-    for t in _LAYERS:
-        if f"boot_{t}" in views:
-            con.execute(f"DROP VIEW boot_{t}")
+    for t in _LAYERS:  # views over boot_distinct_* after replicates that draw alike, else tables (below)
+        try:
+            con.execute(f"DROP VIEW IF EXISTS boot_{t}")
+        except duckdb.CatalogException:  # a table of that name (asking duckdb_views() costs more)
+            pass
     for t in ("boot_play", "boot_items", "boot_inputs", "boot_keys", "boot_models", "boot_replicate_source",
               *(f"boot_{t}" for t in _LAYERS), *(f"boot_distinct_{t}" for t in _LAYERS)):
         con.execute(f"DROP TABLE IF EXISTS {t}")
