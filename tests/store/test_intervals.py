@@ -288,6 +288,22 @@ def _tiny_run(con, tmp_path) -> None:
         items(con, m, "d4", [float(i < 3)])
 
 
+def test_distinct_replicates_are_found_by_their_bytes_and_given_up_past_a_quarter():
+    from store.hierarchy.bootstrap import _distinct_replicates
+
+    rng = np.random.default_rng(1)
+    alike = rng.random((7, 30))
+    picks = rng.integers(0, 7, 400)
+    scores = np.vstack([rng.random((1, 30)), alike[picks]])  # row 0: the point estimate
+    kept, source = _distinct_replicates(scores)
+    assert source is not None and (scores[source] == scores).all() and (source[kept] == kept).all()
+    assert len(kept) == 1 + len(set(picks)) and list(kept) == sorted(kept) and source[0] == 0
+    every, none = _distinct_replicates(rng.random((401, 30)))  # all distinct: every row computed
+    assert none is None and list(every) == list(range(401))
+    scores[1, 3] = -0.0 if scores[1, 3] == 0.0 else scores[1, 3] + 1e-12  # one bit apart: not alike
+    assert len(_distinct_replicates(scores)[0]) == len(kept) + (picks[1:] == picks[0]).any()
+
+
 def test_replicates_that_draw_alike_give_the_bounds_of_every_replicate_computed(con, tmp_path, monkeypatch):
     """The hierarchy runs once per distinct replicate (store/hierarchy/bootstrap.py: _distinct_replicates);
     every replicate's rows, the bounds, rank ranges and P(veto) are those of computing each replicate."""
