@@ -179,7 +179,9 @@ def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: i
             con.execute("CREATE OR REPLACE TEMP TABLE boot_models AS SELECT * FROM boot_model_names")
             con.unregister("boot_model_names")
     table["coverage"] = pa.array(np.repeat(np.array([r[4] for r in rows], dtype=float), n), from_pandas=True)
-    table["score"] = pa.array(scores[kept].T.reshape(-1), from_pandas=True)  # NaN -> NULL
+    if source is not None:
+        scores = scores[kept]  # (every row otherwise: no copy of a large run's scores)
+    table["score"] = pa.array(scores.T.reshape(-1), from_pandas=True)  # NaN -> NULL
     table["estimated"] = pa.array(np.repeat(np.array([r[5] == "estimate" for r in rows], dtype=bool), n))
     con.register("boot_dataset_arrow", pa.table(table))
     con.execute(f"""CREATE OR REPLACE TEMP TABLE {prefix}dataset_scores AS
