@@ -148,6 +148,18 @@ def timed(cmd: list[str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def interval_seconds(db: Path) -> float:
+    """What the end of the run spent on the bootstrap bounds (store/hierarchy/bootstrap.py stores it)."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        row = con.execute("SELECT max(seconds) FROM interval_state").fetchone()
+    finally:
+        con.close()
+    return float(row[0]) if row and row[0] is not None else float("nan")
+
+
 def median(xs: list[float]) -> float:
     return sorted(xs)[len(xs) // 2]
 
@@ -210,18 +222,24 @@ def real_scenario(tmp: Path, data_dir: str, n_models: int = 10, items: int = 300
             return timed([*base[:5], str(db), *base[5:], "--limit", str(limit)])
 
         # The fixed start, `rounds` times on a new file and again on the file it left; medians.
-        fresh, again = [], []
+        fresh, again, bounds = [], [], []
         for r in range(rounds):
             fresh.append(command(tmp / f"start{r}.duckdb", 1))
+            bounds.append(interval_seconds(tmp / f"start{r}.duckdb"))
             again.append(command(tmp / f"start{r}.duckdb", 1))
         out["start_wall_s"], out["start_cpu_s"] = median([w for w, _ in fresh]), median([c for _, c in fresh])
         out["rerun_wall_s"], out["rerun_cpu_s"] = median([w for w, _ in again]), median([c for _, c in again])
+        out["start_rounds"], out["rerun_rounds"], out["bounds_s"] = fresh, again, median(bounds)
         out["rounds"] = rounds
         out["whole_wall_s"], out["whole_cpu_s"] = command(tmp / "whole.duckdb", items)
         child_r = run_child(mfile, tmp / "phase.duckdb", items, data=(data_dir, REAL))
         out["rows"], out["run_s"] = child_r["rows"], child_r["run_s"]
         out["bare_per_s"] = bare_loop(sim.base_url, out["rows"], n_models, 32)
     return out
+
+
+def rounds_text(rounds: list[tuple[float, float]]) -> str:
+    return ", ".join(f"{w:.2f}/{c:.2f}" for w, c in rounds)
 
 
 def main() -> None:
@@ -291,9 +309,12 @@ def main() -> None:
                       f"  whole command {whole:,.0f} items/s ({r['whole_wall_s']:.2f} s, {100 * whole / bare:.0f}% of bare) | "
                       f"calling phase {phase:,.0f} items/s ({100 * phase / bare:.0f}% of bare) | "
                       f"bare aiohttp+orjson loop {bare:,.0f} req/s\n"
-                      f"  fixed start (--limit 1, new file) {r['start_wall_s']:.2f} s wall, {r['start_cpu_s']:.2f} s CPU; "
+                      f"  fixed start (--limit 1, new file) {r['start_wall_s']:.2f} s wall, {r['start_cpu_s']:.2f} s CPU "
+                      f"(of which the end's bounds {r['bounds_s']:.2f} s); "
                       f"the same again {r['rerun_wall_s']:.2f} s wall, {r['rerun_cpu_s']:.2f} s CPU "
-                      f"(medians of {r['rounds']})")
+                      f"(medians of {r['rounds']})\n"
+                      f"  each round, wall/CPU s: new file {rounds_text(r['start_rounds'])}; "
+                      f"again {rounds_text(r['rerun_rounds'])}")
         if args.only in (None, "resume"):
             r = resume_scenario(tmp)
             print(f"resume over {r['rows']:,} completed rows, the whole `sweep` command (process start to exit), "

@@ -30,9 +30,10 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 
-from benchmark.metrics.kinds import KINDS, Sums, macro_of, play_kinds_sql
+from benchmark.metrics.kinds import KINDS, Sums, macro_of
 from store.stats.draws import estimate_draws, resample_counts, resample_plays
 from store.transaction import transaction
+from store.hierarchy.boot_inputs import collect_inputs
 from store.hierarchy.views import hierarchy_sql, render_views
 
 DEFAULT_REPLICATES = 1000
@@ -69,15 +70,15 @@ def compute_intervals(con: duckdb.DuckDBPyConnection, *, replicates: int = DEFAU
         raise ValueError("replicates must be at least 1")
     t0 = time.perf_counter()
     fp = fingerprint(con, replicates, seed)
-    stored = con.execute("SELECT fingerprint, signature = interval_signature() FROM interval_state").fetchone()
+    signature = con.execute("SELECT interval_signature()").fetchone()  # computed once: ~8 ms each time
+    stored = con.execute("SELECT fingerprint, signature FROM interval_state").fetchone()
     if stored is not None and stored[0] == fp and not force:
-        if not stored[1]:
+        if signature is None or stored[1] is None or stored[1] != signature[0]:
             # Same inputs, new signature (a rerun reloads the suite: its loaded_at moves): the bounds are
             # what a recomputation would give, so only the signature the views check is brought up to date.
             with transaction(con):
-                con.execute("UPDATE interval_state SET signature = interval_signature()")
+                con.execute("UPDATE interval_state SET signature = ?", [signature[0] if signature else None])
         return IntervalRun(False, time.perf_counter() - t0, replicates)
-    signature = con.execute("SELECT interval_signature()").fetchone()
     phases = {"fingerprint": time.perf_counter() - t0, **build_replicates(con, replicates=replicates, seed=seed)}
     t1 = time.perf_counter()
     with transaction(con):
@@ -104,10 +105,12 @@ def refresh_intervals(con: duckdb.DuckDBPyConnection) -> IntervalRun:
 
 def fingerprint(con: duckdb.DuckDBPyConnection, replicates: int, seed: int) -> str:
     parts = [ALGORITHM, str(replicates), str(seed)]
-    for table, cols in _INPUTS:
-        row = con.execute(f"SELECT count(*), coalesce(sum(hash({'t' if cols == '*' else cols})), 0) "
-                          f"FROM {table} t").fetchone()
-        parts.append(f"{table}:{row}")
+    # one statement, not one per table (~1 ms each): the same counts and sums, so the same fingerprint
+    rows = dict((r[0], r[1:]) for r in con.execute(" UNION ALL ".join(
+        f"SELECT {i}, count(*), coalesce(sum(hash({'t' if cols == '*' else cols})), 0) FROM {table} t"
+        for i, (table, cols) in enumerate(_INPUTS))).fetchall())
+    for i, (table, _) in enumerate(_INPUTS):
+        parts.append(f"{table}:{rows[i]}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -153,13 +156,18 @@ def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: i
         clock.append(time.perf_counter())
         phases[name] = clock[-1] - clock[-2]
 
-    _collect_inputs(con, models)
+    collect_inputs(con, models)
     lap("inputs (SQL)")
     values = _replicate_values(con, replicates, seed)
     rows, scores = _dataset_replicates(con, values, seed, models)
-    n = replicates + 1
-    table: dict[str, pa.Array] = {
-        "replicate": pa.array(np.tile(np.arange(-1, replicates, dtype=np.int32), len(rows)), pa.int32())}
+    kept, source = _distinct_replicates(scores)
+    # With replicates that draw alike (a dataset of one item draws it every time) the hierarchy runs once per
+    # distinct replicate (`kept`, the point estimate first), into boot_distinct_*; boot_* are then views that
+    # give every replicate its source's rows. Identical inputs give identical rows, so the bounds are the same.
+    prefix = "boot_" if source is None else "boot_distinct_"
+    labels = np.arange(-1, replicates, dtype=np.int32)[kept]
+    n = len(kept)
+    table: dict[str, pa.Array] = {"replicate": pa.array(np.tile(labels, len(rows)), pa.int32())}
     for j, col in enumerate(("suite", "version", "model", "dataset")):
         names = sorted({r[j] for r in rows})
         code = {x: i for i, x in enumerate(names)}
@@ -172,115 +180,65 @@ def build_replicates(con: duckdb.DuckDBPyConnection, *, replicates: int, seed: i
             con.execute("CREATE OR REPLACE TEMP TABLE boot_models AS SELECT * FROM boot_model_names")
             con.unregister("boot_model_names")
     table["coverage"] = pa.array(np.repeat(np.array([r[4] for r in rows], dtype=float), n), from_pandas=True)
+    if source is not None:
+        scores = scores[kept]  # (every row otherwise: no copy of a large run's scores)
     table["score"] = pa.array(scores.T.reshape(-1), from_pandas=True)  # NaN -> NULL
     table["estimated"] = pa.array(np.repeat(np.array([r[5] == "estimate" for r in rows], dtype=bool), n))
     con.register("boot_dataset_arrow", pa.table(table))
-    con.execute("""CREATE OR REPLACE TEMP TABLE boot_dataset_scores AS
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE {prefix}dataset_scores AS
                    SELECT replicate, suite::VARCHAR AS suite, version::VARCHAR AS version, model,
                           dataset::VARCHAR AS dataset, coverage, score, estimated FROM boot_dataset_arrow""")
     con.unregister("boot_dataset_arrow")
     lap("replicate dataset scores (numpy)")
     # the views' own hierarchy, each layer materialised once for the next
-    sql = render_views(hierarchy_sql(), replicates=True).replace(
+    sql = render_views(hierarchy_sql(), replicates=True, prefix=prefix).replace(
         "CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP TABLE")
     con.execute(sql)
+    if source is not None:
+        con.register("boot_source_arrow", pa.table({
+            "replicate": pa.array(np.arange(-1, replicates, dtype=np.int32)),
+            "source": pa.array(source.astype(np.int32) - 1)}))
+        con.execute("CREATE OR REPLACE TEMP TABLE boot_replicate_source AS SELECT * FROM boot_source_arrow")
+        con.unregister("boot_source_arrow")
+        for t in _LAYERS:
+            con.execute(f"""CREATE OR REPLACE TEMP VIEW boot_{t} AS
+                            SELECT d.* REPLACE (s.replicate AS replicate)
+                            FROM boot_distinct_{t} d JOIN boot_replicate_source s ON s.source = d.replicate""")
     lap("hierarchy (SQL)")
     return phases
 
 
+_LAYERS = ("dataset_scores", "task_scores", "level_scores", "sub_ability_scores", "ability_scores", "leaderboard")
+
+
 def drop_replicates(con: duckdb.DuckDBPyConnection) -> None:
-    for t in ("boot_play", "boot_items", "boot_inputs", "boot_keys", "boot_models", "boot_dataset_scores",
-              "boot_task_scores", "boot_level_scores", "boot_sub_ability_scores", "boot_ability_scores",
-              "boot_leaderboard"):
+    for t in _LAYERS:  # views over boot_distinct_* after replicates that draw alike, else tables (below)
+        try:
+            con.execute(f"DROP VIEW IF EXISTS boot_{t}")
+        except duckdb.CatalogException:  # a table of that name (asking duckdb_views() costs more)
+            pass
+    for t in ("boot_play", "boot_items", "boot_inputs", "boot_keys", "boot_models", "boot_replicate_source",
+              *(f"boot_{t}" for t in _LAYERS), *(f"boot_distinct_{t}" for t in _LAYERS)):
         con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
-def _collect_inputs(con: duckdb.DuckDBPyConnection, models: tuple[str, str] | None) -> None:
-    """boot_items (the resampling universe per dataset), boot_inputs (per-unit column sums), boot_keys.
-
-    The unit is the item; in a dataset with a play kind (its samples are plays of one scenario,
-    benchmark/metrics/kinds.py: PLAY_KINDS) it is the play (item, sample), resampled in two stages
-    (store/stats/draws.py: resample_plays). boot_play lists those datasets.
-    """
-    con.execute("CREATE OR REPLACE TEMP TABLE boot_play AS SELECT dataset FROM play_datasets")
-    unit = "CASE WHEN dataset IN (SELECT dataset FROM boot_play) THEN sample ELSE 0 END"
-    if models is None:
-        universe = f"SELECT DISTINCT dataset, item_id, {unit} AS sample FROM results"
-        params: list = []
-        pick = ""
-    else:
-        # units both models answered (every sample of an item, or the play, ok for both)
-        universe = (f"SELECT dataset, item_id, {unit} AS sample FROM results WHERE model IN (?, ?) GROUP BY ALL "
-                    "HAVING count(DISTINCT model) = ? AND bool_and(status = 'ok')")
-        params = [*models, len(set(models))]  # a model compared with itself: its own answered items
-        pick = "SEMI JOIN picked USING (model, dataset, item_id, sample)"
-    con.execute(f"""
-        CREATE OR REPLACE TEMP TABLE boot_items AS
-        SELECT dataset, item_id, sample,
-               (row_number() OVER (PARTITION BY dataset ORDER BY item_id, sample) - 1)::INTEGER AS idx,
-               (dense_rank() OVER (PARTITION BY dataset ORDER BY item_id) - 1)::INTEGER AS item
-        FROM ({universe}) WHERE dataset IN (SELECT dataset FROM suite_methods)""", params)
-    # only the metrics a suite method reads, and the label F1s of a macro F1 that one reads
-    con.execute(f"""
-        CREATE OR REPLACE TEMP TABLE boot_inputs AS
-        WITH used AS (
-            SELECT DISTINCT dataset, metric FROM suite_methods_resolved WHERE normalization <> 'grade'
-        ), needed AS (
-            SELECT * FROM used
-            UNION
-            SELECT d.dataset, d.metric FROM dataset_metrics d
-            WHERE d.kind = 'label_f1' AND d.dataset IN (
-                SELECT u.dataset FROM used u JOIN dataset_metrics m USING (dataset, metric)
-                WHERE m.kind = 'macro_f1')
-        ), picked AS (
-            SELECT model, dataset, item_id, sample
-            FROM boot_items JOIN (SELECT unnest(?::VARCHAR[]) AS model) ON true
-        ), plays AS (
-            -- a play kind's rows, each weighted 1 / (the item's plays with a value in that column), so an
-            -- item's plays sum to its mean: a drawn scenario counts once, whatever its number of plays
-            SELECT model, dataset, metric, kind, item_id, sample, a, b, c,
-                   count(a) OVER w AS ka, count(b) OVER w AS kb, count(c) OVER w AS kc
-            FROM metric_rows SEMI JOIN needed USING (dataset, metric) {pick}
-            WHERE kind IN ({play_kinds_sql()})
-            WINDOW w AS (PARTITION BY model, dataset, metric, item_id)
-        ), judged AS (
-            -- judge verdicts; in a play dataset weighted as the play kinds are (metric_values averages a
-            -- scenario's verdicts first)
-            SELECT *, CASE WHEN dataset IN (SELECT dataset FROM boot_play) THEN count(v) OVER w ELSE 1 END AS k
-            FROM (SELECT model, dataset, metric, item_id, {unit} AS sample, v
-                  FROM judge_metric_inputs SEMI JOIN used USING (dataset, metric)) j0 {pick}
-            WINDOW w AS (PARTITION BY model, dataset, metric, item_id)
-        )
-        SELECT 'metric' AS src, NULL::VARCHAR AS suite, NULL::VARCHAR AS version, NULL::VARCHAR AS method,
-               i.model, i.dataset, i.metric, any_value(i.kind) AS kind, i.item_id, i.sample,
-               coalesce(sum(a), 0) AS sa, count(a)::DOUBLE AS na, coalesce(sum(b), 0) AS sb, count(b)::DOUBLE AS nb,
-               coalesce(sum(c), 0) AS sc, count(c)::DOUBLE AS nc
-        FROM (SELECT model, dataset, metric, kind, item_id, {unit} AS sample, a, b, c
-              FROM metric_rows SEMI JOIN needed USING (dataset, metric)
-              WHERE kind NOT IN ({play_kinds_sql()})) i {pick}
-        GROUP BY i.model, i.dataset, i.metric, i.item_id, i.sample
-        UNION ALL
-        SELECT 'metric', NULL, NULL, NULL, i.model, i.dataset, i.metric, i.kind, i.item_id, i.sample,
-               coalesce(a / ka, 0), CASE WHEN a IS NULL THEN 0 ELSE 1 / ka END,
-               coalesce(b / kb, 0), CASE WHEN b IS NULL THEN 0 ELSE 1 / kb END,
-               coalesce(c / kc, 0), CASE WHEN c IS NULL THEN 0 ELSE 1 / kc END
-        FROM plays i
-        UNION ALL
-        SELECT 'metric', NULL, NULL, NULL, j.model, j.dataset, j.metric, 'mean', j.item_id, j.sample,
-               sum(v / k), sum(1 / k), 0, 0, 0, 0
-        FROM judged j
-        GROUP BY j.model, j.dataset, j.metric, j.item_id, j.sample
-        UNION ALL
-        SELECT 'grade', g.suite, g.version, g.method, g.model, g.dataset, g.metric, 'mean', g.item_id, g.sample,
-               sum(points), count(points), 0, 0, 0, 0
-        FROM (SELECT suite, version, method, model, dataset, metric, item_id, {unit} AS sample, points
-              FROM method_grade_points) g {pick}
-        GROUP BY ALL""", [list(models or ())])
-    con.execute("""
-        CREATE OR REPLACE TEMP TABLE boot_keys AS
-        SELECT (row_number() OVER (ORDER BY dataset, src, suite, version, method, model, metric) - 1)::INTEGER
-                   AS key_id, *
-        FROM (SELECT DISTINCT src, suite, version, method, model, dataset, metric, kind FROM boot_inputs)""")
+def _distinct_replicates(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The rows of ``scores`` (row 0 the point estimate, then one per replicate) the hierarchy must be computed
+    for, and each row's source: the first replicate with the very same dataset scores (bit for bit), or
+    None when more than a quarter of the replicates are distinct (every row is computed). Rows are told apart
+    by their bytes in a dict, given up at the first distinct row past the quarter: a few ms on any run
+    (np.unique over rows sorts them, seconds on a large one)."""
+    replicates = scores.shape[0] - 1
+    every = np.arange(scores.shape[0])
+    if replicates < 2 or scores.shape[1] == 0:
+        return every, None
+    first: dict[bytes, int] = {}
+    source = np.zeros(replicates + 1, dtype=np.int64)
+    for r in range(1, replicates + 1):
+        source[r] = first.setdefault(scores[r].tobytes(), r)
+        if 4 * len(first) > replicates:
+            return every, None
+    return np.array([0, *first.values()], dtype=np.int64), source
 
 
 def _replicate_values(con: duckdb.DuckDBPyConnection, replicates: int, seed: int) -> np.ndarray:

@@ -52,15 +52,15 @@ def hierarchy_sql() -> str:
     return text[text.index("-- hierarchy: begin"):text.index("-- hierarchy: end")]
 
 
-def render_views(text: str, *, replicates: bool = False) -> str:
-    """Fill the hierarchy template: per model (the views), or per (replicate, model) as boot_* views."""
+def render_views(text: str, *, replicates: bool = False, prefix: str = "boot_") -> str:
+    """Fill the hierarchy template: per model (the views), or per (replicate, model) as `prefix`* views."""
     text = re.sub(r"\{\{g:(\w*)\}\}",
                   lambda m: (f"{m[1]}.replicate, " if m[1] else "replicate, ") if replicates else "", text)
     bounds, join = ("", "") if replicates else (
         ",\n       b.ci_low, b.ci_high, b.rank_low, b.rank_high, b.p_veto",
         ("\nLEFT JOIN interval_bounds b ON b.suite = totals.suite AND b.version = totals.version"
          " AND b.model = totals.model AND b.level = 'overall' AND " + FRESH_BOUNDS))
-    return (text.replace("{{p}}", "boot_" if replicates else "").replace("{{fresh_bounds}}", FRESH_BOUNDS)
+    return (text.replace("{{p}}", prefix if replicates else "").replace("{{fresh_bounds}}", FRESH_BOUNDS)
             .replace("{{bounds}}", bounds).replace("{{bounds_join}}", join))
 
 

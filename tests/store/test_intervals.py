@@ -189,6 +189,25 @@ def test_recomputes_only_when_the_inputs_change(con, tmp_path):
     assert compute_intervals(con, replicates=200).recomputed
 
 
+def test_the_fingerprint_is_the_one_files_already_store(con, tmp_path):
+    """One statement for every input table, hashing as the former query per table did: a file's stored
+    fingerprint still matches, so its bounds are not recomputed for nothing."""
+    import hashlib
+
+    from store.hierarchy.bootstrap import ALGORITHM, _INPUTS, fingerprint
+
+    load_toml(con, tmp_path, flat_suite({"a": (1, ["d1"])}))
+    metric(con, "d1")
+    items(con, "m", "d1", _bits(30, 10))
+    parts = [ALGORITHM, "100", "3"]
+    for table, cols in _INPUTS:
+        row = con.execute(f"SELECT count(*), coalesce(sum(hash({'t' if cols == '*' else cols})), 0) "
+                          f"FROM {table} t").fetchone()
+        parts.append(f"{table}:{row}")
+    assert fingerprint(con, 100, 3) == hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    assert fingerprint(con, 100, 3) != fingerprint(con, 100, 4)
+
+
 def test_the_same_suite_loaded_again_keeps_the_bounds_without_a_recomputation(con, tmp_path):
     """A rerun reloads the suite (its loaded_at moves, so the views' signature does): the inputs are the
     same, so the stored bounds are shown again without the bootstrap, and are what it would give."""
@@ -251,6 +270,71 @@ def test_refresh_intervals_stores_bounds_a_plain_duckdb_reader_sees(con, tmp_pat
         assert reader.execute("SELECT count(*), count(ci_low) FROM intervals").fetchone() == (5, 5)
     finally:
         reader.close()
+
+
+# ------------------------------------------------- replicates that draw alike
+
+def _tiny_run(con, tmp_path) -> None:
+    """Datasets of one and two items (a `--limit 1` or 2 run): few distinct replicates, a veto in some."""
+    load_toml(con, tmp_path, flat_suite({"g": (None, ["gd"]), "a": (2, ["d1", "d2", "d3"]), "b": (1, ["d4"])},
+                                        gate="g", tau=60))
+    for d in ("gd", "d1", "d2", "d3", "d4"):
+        metric(con, d)
+    for i, m in enumerate(("m1", "m2", "m3", "m4")):
+        items(con, m, "gd", [[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 1.0]][i])
+        items(con, m, "d1", [[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]][i])
+        items(con, m, "d2", [float(i % 2)])
+        items(con, m, "d3", [float(i > 1)])
+        items(con, m, "d4", [float(i < 3)])
+
+
+def test_distinct_replicates_are_found_by_their_bytes_and_given_up_past_a_quarter():
+    from store.hierarchy.bootstrap import _distinct_replicates
+
+    rng = np.random.default_rng(1)
+    alike = rng.random((7, 30))
+    picks = rng.integers(0, 7, 400)
+    scores = np.vstack([rng.random((1, 30)), alike[picks]])  # row 0: the point estimate
+    kept, source = _distinct_replicates(scores)
+    assert source is not None and (scores[source] == scores).all() and (source[kept] == kept).all()
+    assert len(kept) == 1 + len(set(picks)) and list(kept) == sorted(kept) and source[0] == 0
+    every, none = _distinct_replicates(rng.random((401, 30)))  # all distinct: every row computed
+    assert none is None and list(every) == list(range(401))
+    scores[1, 3] = -0.0 if scores[1, 3] == 0.0 else scores[1, 3] + 1e-12  # one bit apart: not alike
+    assert len(_distinct_replicates(scores)[0]) == len(kept) + (picks[1:] == picks[0]).any()
+
+
+def test_replicates_that_draw_alike_give_the_bounds_of_every_replicate_computed(con, tmp_path, monkeypatch):
+    """The hierarchy runs once per distinct replicate (store/hierarchy/bootstrap.py: _distinct_replicates);
+    every replicate's rows, the bounds, rank ranges and P(veto) are those of computing each replicate."""
+    import store.hierarchy.bootstrap as bootstrap
+
+    _tiny_run(con, tmp_path)
+    con.execute("SET threads = 1")  # parallel float sums vary in the last bits from run to run
+    kept = []
+    distinct = bootstrap._distinct_replicates
+    monkeypatch.setattr(bootstrap, "_distinct_replicates", lambda s: kept.append(distinct(s)) or kept[-1])
+    layers = ("dataset_scores", "task_scores", "sub_ability_scores", "ability_scores", "leaderboard")
+
+    def every_row() -> list:
+        build_replicates(con, replicates=400, seed=5)
+        try:
+            return [con.execute(f"SELECT * FROM boot_{t} ORDER BY ALL").fetchall() for t in layers]
+        finally:
+            drop_replicates(con)
+
+    rows = every_row()
+    compute_intervals(con, replicates=400, seed=5)
+    bounds = con.execute("SELECT * FROM interval_bounds ORDER BY ALL").fetchall()
+    assert kept[0][1] is not None and len(kept[0][0]) <= 10  # 3 x 3 draws of the two-item datasets, + point
+    assert len(rows[0]) == 401 * 4 * 5 and len(rows[-1]) == 401 * 4
+    monkeypatch.setattr(bootstrap, "_distinct_replicates", lambda s: (np.arange(s.shape[0]), None))
+    assert every_row() == rows
+    compute_intervals(con, replicates=400, seed=5, force=True)
+    assert con.execute("SELECT * FROM interval_bounds ORDER BY ALL").fetchall() == bounds
+    p_veto = dict(con.execute("SELECT model, p_veto FROM interval_bounds WHERE level = 'overall'").fetchall())
+    assert p_veto["m2"] == 0 and 0.6 < p_veto["m1"] < 0.9  # gate items (1, 0): vetoed unless both draws hit 1
+    assert con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name LIKE 'boot%'").fetchone() == (0,)
 
 
 # ------------------------------------------------------------------- judged

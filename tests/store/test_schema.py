@@ -103,3 +103,25 @@ def test_an_existing_file_is_never_replaced_by_the_template(tmp_path):
     con = connect(path)
     assert con.execute("SELECT x FROM mine").fetchall() == [(42,)]
     con.close()
+
+
+def test_a_fresh_copy_of_the_template_is_checked_by_its_stamp_alone(tmp_path, monkeypatch):
+    """The copy made a moment ago has the catalog its stamp was taken from: no catalog fingerprint (~20-40
+    ms) on a new file; an existing file's is checked as before, and a stamp of other scripts runs them."""
+    connect(tmp_path / "first.duckdb").close()  # makes the template
+    taken: list[int] = []
+    fingerprint = db._fingerprint
+    monkeypatch.setattr(db, "_fingerprint", lambda con: taken.append(1) or fingerprint(con))
+    con = connect(tmp_path / "second.duckdb")
+    assert taken == [] and columns(con, "leaderboard")
+    con.close()
+    connect(tmp_path / "second.duckdb").close()
+    assert taken == [1]
+    stale = db.duckdb.connect(str(db._template()))
+    stale.execute("CREATE OR REPLACE MACRO engine_schema_state() AS 'other-scripts x'")
+    stale.execute("DROP VIEW leaderboard")
+    stale.close()
+    con = connect(tmp_path / "third.duckdb")
+    assert columns(con, "leaderboard")
+    assert con.execute("SELECT engine_schema_state()").fetchone()[0].startswith(db.schema_digest())
+    con.close()

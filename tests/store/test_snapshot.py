@@ -165,6 +165,46 @@ def test_the_final_snapshot_is_written_even_before_the_first_tick(tmp_path):
     con.close()
 
 
+def test_the_final_whole_copy_is_the_checkpointed_file_with_what_is_committed(tmp_path):
+    """At a sweep's end the whole copy is the database's file once checkpointed: every committed row, not
+    what a transaction still open elsewhere wrote; the same tables, views and rows as a copy through
+    DuckDB, which a database that is no file (or a refused CHECKPOINT) still gets."""
+    from store import snapshot
+    from store.results.writer import insert_rows
+    from tests.store.helpers import row
+
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    insert_rows(con, [row(item_id=f"i{i}") for i in range(3)])
+    con.execute("INSERT INTO runs (run_id, outcome) VALUES ('r1', 'complete')")
+    other = con.cursor()
+    other.execute("BEGIN TRANSACTION")
+    other.execute("INSERT INTO runs (run_id, outcome) VALUES ('open', 'running')")
+    con.execute("INSERT INTO runs (run_id, outcome) VALUES ('r2', 'complete')")
+    tmp = tmp_path / "copy"
+    assert snapshot._copy_checkpointed(con.cursor(), tmp)
+    assert tmp.read_bytes() == db.read_bytes()  # checkpointed: the file is the committed state
+    tmp.unlink()
+    write_snapshot(con.cursor(), db, None, everything=True)
+    other.execute("COMMIT")
+    got = _contents(snapshot_path(db))
+    assert len(got["results"]) == 3 and {r[0] for r in got["runs"]} == {"r1", "r2"}
+    views = "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1"
+    snap = duckdb.connect(str(snapshot_path(db)), read_only=True)
+    try:
+        assert snap.execute(views).fetchall() == con.execute(views).fetchall()
+        assert snap.execute("SELECT count(*) FROM leaderboard").fetchone() == (0,)
+    finally:
+        snap.close()
+    mem = duckdb.connect(":memory:")
+    mem.execute("CREATE TABLE runs (run_id VARCHAR)")
+    mem.execute("INSERT INTO runs VALUES ('m1')")
+    assert not snapshot._copy_checkpointed(mem, tmp) and not tmp.exists()
+    write_snapshot(mem, tmp_path / "mem.duckdb", None, everything=True)  # through DuckDB
+    assert _contents(snapshot_path(tmp_path / "mem.duckdb"), ("runs",)) == {"runs": [("m1",)]}
+    con.close()
+
+
 def test_a_database_named_with_quotes_gets_its_snapshot(tmp_path):
     db = tmp_path / """it's "mine".duckdb"""
     con = connect(db)
