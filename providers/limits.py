@@ -110,6 +110,11 @@ class Limits:
         self._resume_at = 0.0
         self.throttled = 0  # 429s seen (rate-limit class), for the summary
 
+    def may_wait(self) -> bool:
+        """Could ``acquire`` wait? False: it would return at once (no gate, no rate, no pause running),
+        and a caller on the hot path skips it, the coroutine and all."""
+        return bool(self._gates or self._limits) or self._resume_at > time.monotonic()
+
     async def acquire(self, tokens: int) -> None:
         gates = self._gates
         for i, gate in enumerate(gates):
