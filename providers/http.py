@@ -149,7 +149,7 @@ class HttpChat:
         # Awaited only when they may hold the request (a coroutine apiece otherwise, for nothing).
         if breaker is not None and breaker.open:
             await breaker.admit()  # before the limits: a paused model holds no slot
-        if limits.may_wait():
+        if not limits.try_acquire():
             await limits.acquire(est)
         sent_at = time.monotonic()
         outcome = OTHER
