@@ -70,8 +70,9 @@ _COLUMNS = [f.name for f in _SCHEMA]
 
 # A retried row replaces the earlier error row; attempts add up over runs.
 # Columns are named: a file migrated by ALTER TABLE may order them otherwise.
+_INSERT = f"INSERT INTO results ({', '.join(_COLUMNS)}) SELECT * FROM batch"
 _UPSERT = f"""
-INSERT INTO results ({", ".join(_COLUMNS)}) SELECT * FROM batch
+{_INSERT}
 ON CONFLICT (model, dataset, item_id, sample) DO UPDATE SET
   {", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[4:] if c != "attempts")},
   attempts = results.attempts + excluded.attempts
@@ -97,9 +98,21 @@ def to_arrow(rows: list[ResultRow]) -> pa.Table:
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, rows: list[ResultRow]) -> None:
-    """Upsert rows in one transaction (also used by tests and benchmarks)."""
+    """Upsert rows in one transaction (also used by tests and benchmarks).
+
+    Tried as a plain INSERT first: a batch of new keys (a sweep's rows, nearly always) is stored at a
+    third of the upsert's CPU, which also grows with the table (bench/README.md, "The calling phase,
+    third pass"). A batch holding a stored key (a retried error row) fails as a whole, is rolled
+    back, and goes through the upsert: the same rows either way."""
+    batch = to_arrow(rows)
+    try:
+        with transaction(con):
+            con.execute(_INSERT)  # `batch` is referenced by name in the SQL
+        return
+    except duckdb.ConstraintException:
+        pass  # a key is stored already: rolled back, upserted below
     with transaction(con):
-        upsert_batch(con, to_arrow(rows))
+        upsert_batch(con, batch)
 
 
 def upsert_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table) -> None:
