@@ -7,7 +7,9 @@ from TREE; 10 models x sst2, bbq, crows_pairs, cmmlu, goemotions x 300 items, 32
 and then the bare aiohttp + orjson loop of the same shape, all against one zero-latency simulator; it
 prints items/s of each calling phase, the CPU per item of the calling phase (the run loop and the
 writer's thread, planning and the end of the run left out) and of the whole child, and the bare loop's
-requests/s; then the medians over the rounds. Make the old tree with `git archive COMMIT | tar -x -C DIR`.
+requests/s; then the medians over the rounds, and whether every tree stored the same rows as the first
+(the last round's files; every column but the times, the latency and the run id). Make the old tree with
+`git archive COMMIT | tar -x -C DIR`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+# What a row says that does not depend on when it was made.
+STORED = ("model, dataset, item_id, sample, status, error_class, error, attempts, response, prediction, gold, score, "
+          "measures, input_tokens, output_tokens, model_version, prompt_hash, suite_version, scorer_version, "
+          "finish_reason, blocked, cost_usd, identity, extracted_by")
+
+
+def stored_rows(db: Path) -> list[tuple]:
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(f"SELECT {STORED} FROM results ORDER BY model, dataset, item_id, sample").fetchall()
 
 
 def main() -> None:
@@ -47,8 +61,9 @@ def main() -> None:
                 loads.append(os.getloadavg()[0])
                 line = [f"round {rnd + 1} load {loads[-1]:.2f}"]
                 got = {}
+                dbs = {}
                 for tree in args.trees:
-                    db = Path(d) / f"r{rnd}-{len(line)}.duckdb"
+                    db = dbs[tree] = Path(d) / f"r{rnd}-{len(line)}.duckdb"
                     env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
                     env.pop("PYTHONDONTWRITEBYTECODE", None)
                     out = subprocess.run([sys.executable, str(ROOT / "bench" / "throughput.py"), "--child",
@@ -67,6 +82,11 @@ def main() -> None:
                     share[tree].append(got[tree] / bare)
                 line.append(f"bare {bare:,.0f} req/s")
                 print(" | ".join(line), flush=True)
+            first = stored_rows(dbs[args.trees[0]])
+            for tree in args.trees[1:]:
+                same = stored_rows(dbs[tree]) == first
+                print(f"stored rows of {tree}: {'identical to' if same else 'DIFFERENT from'} {args.trees[0]}'s "
+                      f"({len(first):,} rows)")
     print(f"medians of {args.rounds} rounds (load {min(loads):.2f}-{max(loads):.2f}):")
     for tree in args.trees:
         print(f"  {tree}: {statistics.median(rate[tree]):,.0f} items/s = {100 * statistics.median(share[tree]):.0f}% "
