@@ -39,7 +39,7 @@ def stored_rows(db: Path) -> list[tuple]:
 
 
 def main() -> None:
-    from bench.throughput import REAL, bare_loop, write_models
+    from bench.throughput import REAL, bare_loop_cpu, write_models
     from simulator.server import SimServerProcess
 
     ap = argparse.ArgumentParser()
@@ -51,6 +51,7 @@ def main() -> None:
     phase_cpu: dict[str, list[float]] = {t: [] for t in args.trees}
     share: dict[str, list[float]] = {t: [] for t in args.trees}
     loads: list[float] = []
+    bare_cpu: list[float] = []  # the bare loop's client CPU per request, over its requests
     with SimServerProcess(latency_ms=0, mode="letter") as sim:
         import tempfile
 
@@ -77,20 +78,25 @@ def main() -> None:
                     phase_cpu[tree].append(1e6 * r["phase_cpu_s"] / r["rows"])
                     line.append(f"{tree}: {got[tree]:,.0f} items/s, CPU {phase_cpu[tree][-1]:.0f} us/item in the "
                                 f"calling phase ({1e6 * r['cpu_s'] / r['rows']:.0f} whole child)")
-                bare = bare_loop(sim.base_url, 15000, 10, 32)
+                bare, bare_us = bare_loop_cpu(sim.base_url, 15000, 10, 32)
+                bare_cpu.append(bare_us)
                 for tree in args.trees:
                     share[tree].append(got[tree] / bare)
-                line.append(f"bare {bare:,.0f} req/s")
+                line.append(f"bare {bare:,.0f} req/s, CPU {bare_us:.0f} us/req")
                 print(" | ".join(line), flush=True)
             first = stored_rows(dbs[args.trees[0]])
             for tree in args.trees[1:]:
                 same = stored_rows(dbs[tree]) == first
                 print(f"stored rows of {tree}: {'identical to' if same else 'DIFFERENT from'} {args.trees[0]}'s "
                       f"({len(first):,} rows)")
-    print(f"medians of {args.rounds} rounds (load {min(loads):.2f}-{max(loads):.2f}):")
+    bare_us = statistics.median(bare_cpu)
+    print(f"medians of {args.rounds} rounds (load {min(loads):.2f}-{max(loads):.2f}); bare loop CPU {bare_us:.0f} us/req:")
     for tree in args.trees:
+        # On a loaded machine the rates swing with the neighbours; the CPU ratio is what a calling phase
+        # bound by its own core reaches of the bare loop's rate.
+        us = statistics.median(phase_cpu[tree])
         print(f"  {tree}: {statistics.median(rate[tree]):,.0f} items/s = {100 * statistics.median(share[tree]):.0f}% "
-              f"of the bare loop, calling phase CPU {statistics.median(phase_cpu[tree]):.0f} us/item")
+              f"of the bare loop, calling phase CPU {us:.0f} us/item (bare / engine CPU: {100 * bare_us / us:.0f}%)")
 
 
 if __name__ == "__main__":
