@@ -121,6 +121,9 @@ def upsert_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table) -> None:
     con.execute(_UPSERT)  # `batch` is referenced by name in the SQL
 
 
+GATHER_S = 0.05  # how often the writer takes the rows put since, until its batch is full or due
+
+
 class Writer:
     """Receives rows from many workers; appends them in batches from one thread.
 
@@ -193,24 +196,20 @@ class Writer:
                 batch = [first]
                 deadline = time.monotonic() + self._flush_s
                 closed = False
-                while len(batch) < self._batch_max:
+                # Rows arrive one by one: waiting on the stream for each cost a cancel scope, a timer
+                # and a task switch per row. The batch takes what has arrived, then sleeps a little.
+                while True:
                     try:
-                        batch.append(self._recv.receive_nowait())
-                        continue
+                        while len(batch) < self._batch_max:
+                            batch.append(self._recv.receive_nowait())
                     except anyio.WouldBlock:
                         pass
                     except anyio.EndOfStream:
                         closed = True
-                        break
                     remaining = deadline - time.monotonic()
-                    if remaining <= 0:
+                    if closed or len(batch) >= self._batch_max or remaining <= 0:
                         break
-                    with anyio.move_on_after(remaining):
-                        try:
-                            batch.append(await self._recv.receive())
-                        except anyio.EndOfStream:
-                            closed = True
-                            break
+                    await anyio.sleep(min(remaining, GATHER_S))
                 # Shielded: once a batch is taken off the stream it must reach the database.
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(self._insert, self._con, batch)
