@@ -127,7 +127,7 @@ GATHER_S = 0.05  # how often the writer takes the rows put since, until its batc
 class Writer:
     """Receives rows from many workers; appends them in batches from one thread.
 
-    A batch is flushed when it is full or ``flush_s`` after its first row, so a
+    A batch is flushed when it is full (seen within GATHER_S) or ``flush_s`` after its first row, so a
     kill loses at most the rows of the last fraction of a second (and the
     calls in flight).
     """
