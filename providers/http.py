@@ -125,11 +125,14 @@ class HttpChat:
                 body, headers = self.with_call(body, call), call.headers or None
             est = self.estimate_tokens(body)
             t0 = time.perf_counter()
+            first: ProviderError | None = None
             try:
                 result, attempts = await self._once(body, est, headers), 1
             except ProviderError as e:
+                first = e  # retried outside the handler: a retry's error is not chained to it
+            if first is not None:
                 result, attempts = await after_first(
-                    e, lambda: self._once(body, est, headers), max_retries=self._max_retries,
+                    first, lambda: self._once(body, est, headers), max_retries=self._max_retries,
                     base_s=self._backoff_base_s, breaker=self._breaker is not None)
             result.attempts = attempts
             result.latency_ms = (time.perf_counter() - t0) * 1000

@@ -74,7 +74,8 @@ async def with_retries(call: Callable[[], Awaitable[T]], *, max_retries: int,
     try:
         return await call(), 1
     except ProviderError as e:
-        return await after_first(e, call, max_retries=max_retries, base_s=base_s, max_s=max_s, breaker=breaker)
+        first = e
+    return await after_first(first, call, max_retries=max_retries, base_s=base_s, max_s=max_s, breaker=breaker)
 
 
 async def after_first(first: ProviderError, call: Callable[[], Awaitable[T]], *, max_retries: int,
