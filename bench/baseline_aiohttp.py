@@ -24,6 +24,7 @@ import orjson
 
 from simulator.server import SimServerProcess
 
+LOOP_CPU_S = 0.0  # the client's CPU over the last run's requests (process start and imports left out)
 PROMPT = "Which is right?\nA. one\nB. two\nC. three\nD. four\nAnswer with the letter."
 
 
@@ -51,8 +52,11 @@ async def run(url: str, total: int, concurrency: int, models: int = 1) -> tuple[
                 for _ in range(models)]
     try:
         start = time.perf_counter()
+        cpu0 = time.process_time()
         await asyncio.gather(*(worker(session) for session in sessions for _ in range(concurrency)))
         elapsed = time.perf_counter() - start
+        global LOOP_CPU_S
+        LOOP_CPU_S = time.process_time() - cpu0
     finally:
         for session in sessions:
             await session.close()
@@ -91,6 +95,7 @@ def main() -> None:
     shape = f"{args.models} x {args.concurrency}" if args.models > 1 else str(args.concurrency)
     print(f"{done} requests ({failed} failed), concurrency {shape}{' on uvloop' if args.uvloop else ''}, "
           f"{elapsed:.2f} s: {done / elapsed:,.0f} requests/s")
+    print(f"client CPU {LOOP_CPU_S:.2f} s: {1e6 * LOOP_CPU_S / max(done, 1):.0f} us per request")
     if server_cpu:
         # The end-to-end rate is bounded by this Python client on the other core;
         # this is what the server alone could sustain on one core.

@@ -25,6 +25,7 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -40,15 +41,28 @@ def write_models(path: Path, base_url: str, n_models: int, concurrency: int) -> 
 
 def child(args: argparse.Namespace) -> None:
     """Run one sweep in this process and print its measurements as JSON."""
-    from engine.run import scoring
+    if args.tree:  # another tree's engine (bench/calling_phase.py: old and new measured by one harness)
+        sys.path.insert(0, str(Path(args.tree).resolve()))
+    from engine.run import eventloop, scoring
     from engine.sweep.sweep import SweepOptions, sweep
 
     if args.inline_chars is not None:  # what the thread hop of engine/run/scoring.py costs per item
         scoring.INLINE_CHARS = args.inline_chars
     if args.no_uvloop:  # what uvloop gives: the calling phase on the stock asyncio loop
-        from engine.run import eventloop
-
         eventloop.HAVE_UVLOOP = False
+    # The calling phase's CPU: the run loop's, the writer's thread included (all of the process's threads).
+    phase_cpu = [0.0]
+    loop_run = eventloop.run
+
+    def timed_run(fn: Any, *a: Any) -> Any:
+        u0 = resource.getrusage(resource.RUSAGE_SELF)
+        try:
+            return loop_run(fn, *a)
+        finally:
+            u1 = resource.getrusage(resource.RUSAGE_SELF)
+            phase_cpu[0] += (u1.ru_utime - u0.ru_utime) + (u1.ru_stime - u0.ru_stime)
+
+    eventloop.run = timed_run
     if args.no_snapshot:  # what the snapshot for readers costs (memory scenario): no refresh, no final copy
         from store import snapshot
 
@@ -68,7 +82,7 @@ def child(args: argparse.Namespace) -> None:
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     print(json.dumps({"rows": result.rows_written, "errors": result.errors, "wall_s": wall, "run_s": result.run_s,
-                      "cpu_s": cpu,
+                      "cpu_s": cpu, "phase_cpu_s": phase_cpu[0],
                       "peak_rss_mb": r1.ru_maxrss / 1024}))
 
 
@@ -195,11 +209,17 @@ def resume_scenario(tmp: Path, n_models: int = 10, items: int = 50_000, rounds: 
 
 def bare_loop(url: str, total: int, models: int, concurrency: int) -> float:
     """Requests/s of a bare aiohttp + orjson loop of the same shape (bench/baseline_aiohttp.py, on uvloop)."""
+    return bare_loop_cpu(url, total, models, concurrency)[0]
+
+
+def bare_loop_cpu(url: str, total: int, models: int, concurrency: int) -> tuple[float, float]:
+    """`bare_loop`'s requests/s and its client's CPU per request in us (over the requests only)."""
     out = subprocess.run([sys.executable, "-m", "bench.baseline_aiohttp", "--url", url, "--requests", str(total),
                           "--models", str(models), "--concurrency", str(concurrency), "--uvloop"],
                          check=True, cwd=ROOT, capture_output=True, text=True).stdout
     line = [x for x in out.splitlines() if "requests/s" in x][0]
-    return float(line.rsplit(":", 1)[1].split()[0].replace(",", ""))
+    cpu = [x for x in out.splitlines() if x.startswith("client CPU")][0]
+    return float(line.rsplit(":", 1)[1].split()[0].replace(",", "")), float(cpu.rsplit(":", 1)[1].split()[0])
 
 
 REAL = "sst2,bbq,crows_pairs,cmmlu,goemotions"
@@ -251,6 +271,7 @@ def main() -> None:
     ap.add_argument("--only", choices=["zero-latency", "latency", "memory", "resume", "real"])
     ap.add_argument("--data-dir", help="the real datasets' folder (--only real; default $ENGINE_SHARED_DIR/datasets)")
     ap.add_argument("--datasets", help=argparse.SUPPRESS)  # the child's
+    ap.add_argument("--tree", help=argparse.SUPPRESS)  # the child's: import the engine from this tree
     ap.add_argument("--no-uvloop", action="store_true", help="zero latency: also run the sweep on the stock "
                     "asyncio loop (what uvloop gives)")
     ap.add_argument("--no-snapshot", action="store_true", help="memory scenario: also measure the sweep with "

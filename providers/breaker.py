@@ -63,7 +63,9 @@ class Breaker:
         self._lock: anyio.Lock | None = None  # made in the event loop, on first need
 
     async def admit(self) -> None:
-        """Return when a request may go; raise Unreachable once the breaker has given up."""
+        """Return when a request may go; raise Unreachable once the breaker has given up.
+
+        Returns at once while ``open`` is False (given up implies open): a caller may check it first."""
         if not self.open:
             return
         if self._lock is None:

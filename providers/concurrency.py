@@ -26,6 +26,10 @@ class AdaptiveLimit:
         self._oks = 0
         self._last_cut = 0.0
 
+    def has_room(self) -> bool:
+        """Would ``acquire`` return at once?"""
+        return self.in_flight < self.limit and not self._waiters
+
     async def acquire(self) -> None:
         if self.in_flight < self.limit and not self._waiters:
             self.in_flight += 1

@@ -20,7 +20,7 @@ from providers.errors import (ErrorClass, ProviderError, classify_exception, key
                               status_error)
 from providers.limits import OK, OTHER, THROTTLED, Limits
 from providers.redact import Redactor, url_secrets
-from providers.retry import with_retries
+from providers.retry import after_first
 
 DEFAULT_MAX_OUTPUT = 256  # output tokens assumed by estimates when max_tokens is not set
 # A server that has not accepted the connection by then is not coming: a connect failure
@@ -115,39 +115,45 @@ class HttpChat:
                    call: CallOptions | None = None) -> ChatResult:
         """One answer or one classified error; the only way out of the adapter, so the one
         place where the key is taken out of errors and kept from answers."""
+        # One coroutine from the lane down to aiohttp where a call succeeds at once (most do): the
+        # first attempt is made here, only a failed one goes through the retry machinery, and each
+        # layer less is one frame less on every resumption of the request (bench/README.md).
         try:
-            result = await self._chat(messages, answer, call)
-            leak = self._redactor.exposing_field(result)
-            if leak is not None:
-                raise key_in_answer(leak)
+            body = self.request_body(messages, answer)
+            headers = None
+            if call is not None:
+                body, headers = self.with_call(body, call), call.headers or None
+            est = self.estimate_tokens(body)
+            t0 = time.perf_counter()
+            first: ProviderError | None = None
+            try:
+                result, attempts = await self._once(body, est, headers), 1
+            except ProviderError as e:
+                first = e  # retried outside the handler: a retry's error is not chained to it
+            if first is not None:
+                result, attempts = await after_first(
+                    first, lambda: self._once(body, est, headers), max_retries=self._max_retries,
+                    base_s=self._backoff_base_s, breaker=self._breaker is not None)
+            result.attempts = attempts
+            result.latency_ms = (time.perf_counter() - t0) * 1000
+            if self._redactor:
+                leak = self._redactor.exposing_field(result)
+                if leak is not None:
+                    raise key_in_answer(leak)
             return result  # an answer is never altered (providers/redact.py)
         except ProviderError as e:
             raise self._redactor.error(e) from None
         except Exception as e:
             raise self._redactor.error(e)
 
-    async def _chat(self, messages: Sequence[Any], answer: AnswerSpace | None,
-                    call: CallOptions | None = None) -> ChatResult:
-        body = self.request_body(messages, answer)
-        headers = None
-        if call is not None:
-            body, headers = self.with_call(body, call), call.headers or None
-        est = self.estimate_tokens(body)
-        t0 = time.perf_counter()
-        result, attempts = await with_retries(
-            lambda: self._once(body, est, headers), max_retries=self._max_retries, base_s=self._backoff_base_s,
-            breaker=self._breaker is not None,
-        )
-        result.attempts = attempts
-        result.latency_ms = (time.perf_counter() - t0) * 1000
-        return result
-
     async def _once(self, body: bytes, est: int, headers: Mapping[str, str] | None = None) -> ChatResult:
         limits = self._limits
         breaker = self._breaker
-        if breaker is not None:
+        # Awaited only when they may hold the request (a coroutine apiece otherwise, for nothing).
+        if breaker is not None and breaker.open:
             await breaker.admit()  # before the limits: a paused model holds no slot
-        await limits.acquire(est)
+        if not limits.try_acquire():
+            await limits.acquire(est)
         sent_at = time.monotonic()
         outcome = OTHER
         # The session's timeout unless the prompt's length earns more (no per-request object then).

@@ -98,11 +98,7 @@ def parse_completion(raw: bytes) -> ChatResult:
         blocked, text = "refusal", ""
     elif finish in _FILTERED and not text:
         blocked = _FILTERED[finish]
-    return ChatResult(
-        text=text,
-        model_version=doc.get("model"),
-        input_tokens=usage.get("prompt_tokens"),
-        output_tokens=usage.get("completion_tokens"),
-        finish_reason=finish,
-        blocked=blocked,
-    )
+    # Positional, in ChatResult's field order (text, model_version, input_tokens, output_tokens,
+    # finish_reason, attempts, latency_ms, blocked): keywords cost a msgspec Struct more, per answer.
+    return ChatResult(text, doc.get("model"), usage.get("prompt_tokens"), usage.get("completion_tokens"), finish,
+                      1, 0.0, blocked)

@@ -74,9 +74,16 @@ async def with_retries(call: Callable[[], Awaitable[T]], *, max_retries: int,
     try:
         return await call(), 1
     except ProviderError as e:
-        if not e.klass.retryable or (max_retries == 0 and not _free(e, breaker)):
-            raise
         first = e
+    return await after_first(first, call, max_retries=max_retries, base_s=base_s, max_s=max_s, breaker=breaker)
+
+
+async def after_first(first: ProviderError, call: Callable[[], Awaitable[T]], *, max_retries: int,
+                      base_s: float = 1.0, max_s: float = 60.0, breaker: bool = False) -> tuple[T, int]:
+    """``with_retries`` once the first attempt has failed with ``first`` (re-raised when it is not to be
+    retried): a caller on a hot path makes its first attempt itself, without a coroutine around it."""
+    if not first.klass.retryable or (max_retries == 0 and not _free(first, breaker)):
+        raise first
     await anyio.sleep(_first_wait(first, base_s))
     attempts = 1
     free = _free(first, breaker)

@@ -11,6 +11,7 @@ from engine.run.generation import ProviderSet
 from engine.lanes.work import Work
 from engine.run.progress import Progress, log
 from engine.run.context import Budget, RowSink, RunContext, cost_bound
+from engine.run import scoring
 from engine.run.scoring import ScoringOverrun, score_bounded
 from engine.run.workers import STOP, run_workers
 from benchmark.dataset import Scored
@@ -133,7 +134,15 @@ async def evaluate(model: str, provider: Provider | ProviderSet, w: Work, stamps
         res = await chat(w.item.messages, w.item.answer)
     except ProviderError as e:
         return build_row(model, w, stamps, started, e)
-    return await answer_row(model, w, stamps, started, res)
+    if len(res.text) > scoring.INLINE_CHARS:
+        return await answer_row(model, w, stamps, started, res)
+    # A short answer is scored here, as `score_bounded` would (inline), without its coroutine.
+    scored: Scored | Exception
+    try:
+        scored = w.planned.score(w.item, res.text, res.finish_reason)
+    except Exception as e:  # noqa: BLE001 - the scorer's failure becomes the row's error (build_row)
+        scored = e
+    return build_row(model, w, stamps, started, res, scored)
 
 
 async def answer_row(model: str, w: Work, stamps: Stamps, started: datetime,

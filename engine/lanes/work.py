@@ -121,8 +121,14 @@ def pending_work(planned: list[PlannedDataset], done_count: Callable[[str], int]
             continue
         done = done_keys(p.id) if n_done else set()
         budget = (prompt_tokens or {}).get(p.id)
+        samples_of, rendered = p.dataset.samples_of, p.rendered
         for item_id, raw in p.records:
-            pending = [s for s in range(p.dataset.samples_of(item_id)) if (item_id, s) not in done]
+            n = samples_of(item_id)
+            if n == 1:  # most items: no list of pending samples to build (a lane's generator is on the hot path)
+                if (item_id, 0) not in done:
+                    yield Work(p, rendered(item_id, raw, 0, budget), 0)
+                continue
+            pending = [s for s in range(n) if (item_id, s) not in done]
             if pending:
                 item = p.rendered(item_id, raw, 0, budget)
                 for s in pending:

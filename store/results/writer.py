@@ -71,8 +71,9 @@ _COLUMNS = [f.name for f in _SCHEMA]
 
 # A retried row replaces the earlier error row; attempts add up over runs.
 # Columns are named: a file migrated by ALTER TABLE may order them otherwise.
+_INSERT = f"INSERT INTO results ({', '.join(_COLUMNS)}) SELECT * FROM batch"
 _UPSERT = f"""
-INSERT INTO results ({", ".join(_COLUMNS)}) SELECT * FROM batch
+{_INSERT}
 ON CONFLICT (model, dataset, item_id, sample) DO UPDATE SET
   {", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[4:] if c != "attempts")},
   attempts = results.attempts + excluded.attempts
@@ -98,9 +99,21 @@ def to_arrow(rows: list[ResultRow]) -> pa.Table:
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, rows: list[ResultRow]) -> None:
-    """Upsert rows in one transaction (also used by tests and benchmarks)."""
+    """Upsert rows in one transaction (also used by tests and benchmarks).
+
+    Tried as a plain INSERT first: a batch of new keys (a sweep's rows, nearly always) is stored at a
+    third of the upsert's CPU, which also grows with the table (bench/README.md, "The calling phase,
+    third pass"). A batch holding a stored key (a retried error row) fails as a whole, is rolled
+    back, and goes through the upsert: the same rows either way."""
+    batch = to_arrow(rows)
+    try:
+        with transaction(con):
+            con.execute(_INSERT)  # `batch` is referenced by name in the SQL
+        return
+    except duckdb.ConstraintException:
+        pass  # a key is stored already: rolled back, upserted below
     with transaction(con):
-        upsert_batch(con, to_arrow(rows))
+        upsert_batch(con, batch)
 
 
 def upsert_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table) -> None:
@@ -109,10 +122,13 @@ def upsert_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table) -> None:
     con.execute(_UPSERT)  # `batch` is referenced by name in the SQL
 
 
+GATHER_S = 0.05  # how often the writer takes the rows put since, until its batch is full or due
+
+
 class Writer:
     """Receives rows from many workers; appends them in batches from one thread.
 
-    A batch is flushed when it is full or ``flush_s`` after its first row, so a
+    A batch is flushed when it is full (seen within GATHER_S) or ``flush_s`` after its first row, so a
     kill loses at most the rows of the last fraction of a second (and the
     calls in flight).
     """
@@ -187,24 +203,20 @@ class Writer:
                 batch = [first]
                 deadline = time.monotonic() + self._flush_s
                 closed = False
-                while len(batch) < self._batch_max:
+                # Rows arrive one by one: waiting on the stream for each cost a cancel scope, a timer
+                # and a task switch per row. The batch takes what has arrived, then sleeps a little.
+                while True:
                     try:
-                        batch.append(self._recv.receive_nowait())
-                        continue
+                        while len(batch) < self._batch_max:
+                            batch.append(self._recv.receive_nowait())
                     except anyio.WouldBlock:
                         pass
                     except anyio.EndOfStream:
                         closed = True
-                        break
                     remaining = deadline - time.monotonic()
-                    if remaining <= 0:
+                    if closed or len(batch) >= self._batch_max or remaining <= 0:
                         break
-                    with anyio.move_on_after(remaining):
-                        try:
-                            batch.append(await self._recv.receive())
-                        except anyio.EndOfStream:
-                            closed = True
-                            break
+                    await anyio.sleep(min(remaining, GATHER_S))
                 # Shielded: once a batch is taken off the stream it must reach the database.
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(self._store, batch)

@@ -96,6 +96,21 @@ async def test_limits_feed_throttling_to_every_gate():
     assert lim.concurrency == 4
 
 
+def test_try_acquire_takes_every_gate_or_nothing():
+    # The hot path's synchronous acquire: all the slots when no gate is full, no rate and no pause;
+    # otherwise nothing taken (the caller awaits `acquire`).
+    own, pool = AdaptiveLimit(2), AdaptiveLimit(1)
+    lim = Limits(gates=[own, pool])
+    assert lim.try_acquire() and (own.in_flight, pool.in_flight) == (1, 1)
+    assert not lim.try_acquire() and (own.in_flight, pool.in_flight) == (1, 1)  # the pool is full
+    lim.release(OK, time.monotonic())
+    assert lim.try_acquire()
+    lim.release(OK, time.monotonic())
+    lim.pause(60)
+    assert not lim.try_acquire() and (own.in_flight, pool.in_flight) == (0, 0)
+    assert not Limits(RateLimit(rpm=600)).try_acquire()  # a rate books its slot in `acquire`
+
+
 async def test_pause_holds_new_requests():
     lim = Limits()
     lim.pause(0.2)

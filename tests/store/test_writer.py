@@ -20,6 +20,16 @@ def test_retried_error_row_is_replaced_and_attempts_add_up(tmp_path):
     assert con.execute("SELECT count(*), any_value(status), any_value(attempts), any_value(error) FROM results").fetchone() == (1, "ok", 7, None)
 
 
+def test_a_batch_mixing_new_and_stored_keys_keeps_every_row(tmp_path):
+    # The plain INSERT tried first fails on the stored key: nothing of it may stay, and the upsert that
+    # follows stores the new rows and adds up the retried one's attempts.
+    con = connect(tmp_path / "r.duckdb")
+    insert_rows(con, [row(item_id="a", status="error", attempts=3, error="HTTP 503"), row(item_id="b")])
+    insert_rows(con, [row(item_id="c"), row(item_id="a", attempts=2), row(item_id="d", score=0.0)])
+    got = con.execute("SELECT item_id, status, attempts, score FROM results ORDER BY 1").fetchall()
+    assert got == [("a", "ok", 5, 1.0), ("b", "ok", 1, 1.0), ("c", "ok", 1, 1.0), ("d", "ok", 1, 0.0)]
+
+
 async def test_writer_flushes_everything_on_close(tmp_path):
     con = connect(tmp_path / "r.duckdb")
     w = Writer(con, flush_s=0.05, batch_max=7)
