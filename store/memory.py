@@ -4,11 +4,16 @@ DuckDB keeps every page it has read or written in its buffer pool until the limi
 memory by default) forces it out, so a sweep's process grew with every row it stored (~0.4 KB a turn,
 ~0.3 KB a results row: bench/README.md, "Memory"), although those pages are on disk after each checkpoint.
 While a run's lanes write, the limit is `RUN_LIMIT_MB`: pages already on disk are dropped and read back if
-asked for, the rest spill to DuckDB's temporary folder; and a checkpoint comes every `RUN_CHECKPOINT_MB` of
-log instead of 16 MB, since rows written since the last checkpoint stay in memory (18 MB of 150,000 results
-rows) and so does the key index's unwritten part. A statement that needs more than the limit at
-once (a large batch's index pages pinned together, the first whole copy of a large snapshot) is run again
-with the limit doubled: an OutOfMemory is never a run's error while the machine has the memory.
+asked for, the rest spill to DuckDB's temporary folder. A write that needs more than the limit at once (a
+large batch's index pages pinned together) is run again with the limit doubled (`with_room`): an
+OutOfMemory is never a run's error while the machine has the memory.
+
+A checkpoint must never run under the bound: one that runs out of memory invalidates the database (DuckDB's
+FATAL error; the run ends, its committed rows safe in the log). So DuckDB's automatic checkpoints are off
+while bounded, and the writers checkpoint every `RUN_CHECKPOINT_MB` of log themselves (`checkpoint_if_due`),
+with the limit lifted meanwhile (`lifted`, also around the snapshot's copies, which checkpoint their file
+on DETACH). Every 4 MB rather than DuckDB's 16: rows written since the last checkpoint stay in memory (18 MB
+of 150,000 results rows) and so does the key index's unwritten part.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
@@ -23,10 +29,16 @@ import duckdb
 
 T = TypeVar("T")
 
-# Measured upserting 150,000 results rows alone (bench/README.md, "Memory, bounded"): RSS growth +78 MB by
-# default, +51 with the limit, +33 with both; writing them took 2.40 -> 2.81 s of CPU.
+# Upserting 150,000 results rows alone: RSS growth +78 MB by default, +51 with the limit, +33 with the
+# checkpoints every 4 MB as well (docs/interactive.md, "Measured").
 RUN_LIMIT_MB = 64
 RUN_CHECKPOINT_MB = 4
+_NO_AUTO_CHECKPOINT = "1000000MiB"  # while bounded: only `checkpoint_if_due` checkpoints
+_lifting = threading.Lock()  # one lift at a time: each puts back the run's bound
+# The writers' batches and their checkpoints one at a time: DuckDB refuses a CHECKPOINT while another write
+# transaction is open, and with two writers (results and turns) one nearly always was.
+writing = threading.Lock()
+_bounds: dict[str, int] = {}  # database -> the bound a lift puts back (raised by `with_room` as writes need)
 _UNITS = {"bytes": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
           "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
 
@@ -52,17 +64,83 @@ def _ceiling() -> int:
 
 @contextlib.contextmanager
 def bounded(con: duckdb.DuckDBPyConnection, mb: int = RUN_LIMIT_MB) -> Iterator[None]:
-    """The block runs with the buffer pool held to ``mb`` (never above the limit it found) and checkpoints
-    every `RUN_CHECKPOINT_MB`; then the settings it found are put back."""
+    """The block runs with the buffer pool held to ``mb`` (never above the limit it found) and DuckDB's own
+    checkpoints off; then the settings it found are put back."""
     before = _setting(con)
     checkpoint = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
-    con.execute(f"SET memory_limit = '{min(mb * 2**20, limit_bytes(con))}B'")
-    con.execute(f"SET checkpoint_threshold = '{RUN_CHECKPOINT_MB}MiB'")
+    con.execute(f"SET checkpoint_threshold = '{_NO_AUTO_CHECKPOINT}'")  # first: none may run under the bound
+    bound = min(mb * 2**20, limit_bytes(con))
+    con.execute(f"SET memory_limit = '{bound}B'")
+    _bounds[_database(con)] = bound
     try:
         yield
     finally:
+        _bounds.pop(_database(con), None)
         con.execute(f"SET memory_limit = '{before}'")
         con.execute(f"SET checkpoint_threshold = '{checkpoint[0] if checkpoint else '16MiB'}'")
+
+
+def _database(con: duckdb.DuckDBPyConnection) -> str:
+    row = con.execute("SELECT coalesce(path, database_name) FROM duckdb_databases() "
+                      "WHERE database_name = current_database()").fetchone()
+    return str(row[0] if row else "")
+
+
+def _is_bounded(con: duckdb.DuckDBPyConnection) -> bool:
+    row = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
+    return row is not None and str(row[0]).startswith("976.5 GiB")  # _NO_AUTO_CHECKPOINT as DuckDB prints it
+
+
+@contextlib.contextmanager
+def lifted(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The block runs under DuckDB's default limit (a checkpoint, a snapshot's copy); then the limit it found
+    is put back, or left higher if DuckDB cannot free enough yet (the next lift tries again)."""
+    with _lifting:
+        bound = _bounds.get(_database(con)) or limit_bytes(con)
+        con.execute(f"SET memory_limit = '{max(limit_bytes(con), _ceiling())}B'")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(duckdb.Error):  # not freed yet: higher until the next lift puts it back
+                con.execute(f"SET memory_limit = '{bound}B'")
+
+
+def log_path(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The write-ahead log of the database ``con`` writes to (None: in memory)."""
+    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    return f"{row[0]}.wal" if row and row[0] else None
+
+
+def checkpoint_if_due(con: duckdb.DuckDBPyConnection, wal: str | None) -> bool:
+    """After a write: a checkpoint, under the lifted limit, once the log passes `RUN_CHECKPOINT_MB` while
+    bounded (unbounded, DuckDB checkpoints by itself). True if one was made."""
+    try:
+        if wal is None or os.stat(wal).st_size < RUN_CHECKPOINT_MB * 2**20:
+            return False
+    except OSError:
+        return False
+    if not _is_bounded(con):
+        return False
+    with lifted(con):
+        try:
+            con.execute("CHECKPOINT")
+        except duckdb.TransactionException as e:
+            if "other write transactions" not in str(e):
+                raise
+            return False  # another writer's batch is open: the next batch's turn
+    return True
+
+
+def out_of_memory(e: BaseException) -> bool:
+    """DuckDB ran out of its limit, and the statement failed whole: an OutOfMemory, or a COMMIT that could
+    not pin its blocks (a TransactionException saying so). Never a FATAL: that database is gone."""
+    if isinstance(e, duckdb.FatalException):
+        return False
+    if isinstance(e, duckdb.OutOfMemoryException):
+        return True
+    text = str(e)
+    return isinstance(e, duckdb.TransactionException) and ("failed to pin block" in text
+                                                           or "could not allocate block" in text)
 
 
 def with_room(con: duckdb.DuckDBPyConnection, fn: Callable[..., T], *args: object) -> T:
@@ -71,8 +149,13 @@ def with_room(con: duckdb.DuckDBPyConnection, fn: Callable[..., T], *args: objec
     while True:
         try:
             return fn(*args)
-        except duckdb.OutOfMemoryException:
+        except duckdb.Error as e:
+            if not out_of_memory(e):
+                raise
             now, ceiling = limit_bytes(con), _ceiling()
             if now >= ceiling:
                 raise
             con.execute(f"SET memory_limit = '{min(2 * now, ceiling)}B'")
+            db = _database(con)
+            if db in _bounds and now < ceiling:  # not during another thread's lift
+                _bounds[db] = max(_bounds[db], min(2 * now, ceiling))

@@ -40,7 +40,7 @@ import duckdb
 import pyarrow as pa
 
 from store import snapshot_apply
-from store.memory import with_room
+from store.memory import lifted, with_room
 from store.query import single
 
 SUFFIX = ".snapshot"
@@ -80,17 +80,22 @@ def write_snapshot(con: duckdb.DuckDBPyConnection, db: str | Path, journal: Jour
     source = single(con.execute("SELECT current_database()").fetchone())
     whole = journal is None or not final.is_file() or sum(len(k) for _, k in journal.values()) > JOURNAL_MAX
     try:
-        refresh = _refresh_outside if not whole and final.stat().st_size >= OUTSIDE_BYTES else _refresh_here
-        if whole and everything and _copy_checkpointed(con, tmp):
-            os.replace(tmp, final)
-        elif whole or not refresh(con, source, final, tmp, journal or {}, everything, since or {}):
-            _remove(tmp)  # the schema moved on: start the file again
-            con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
-            try:
-                con.execute(f'COPY FROM DATABASE "{_ident(source)}" TO moodengine_snapshot')
-            finally:
-                con.execute("DETACH moodengine_snapshot")
-            os.replace(tmp, final)
+        outside = not whole and final.stat().st_size >= OUTSIDE_BYTES
+        if outside and _refresh_outside(con, source, final, tmp, journal or {}, everything, since or {}):
+            return time.perf_counter() - t0
+        # What follows checkpoints a file (CHECKPOINT, DETACH): never under a run's bound (store/memory.py).
+        with lifted(con):
+            if whole and everything and _copy_checkpointed(con, tmp):
+                os.replace(tmp, final)
+            elif whole or outside or not _refresh_here(con, source, final, tmp, journal or {}, everything,
+                                                       since or {}):
+                _remove(tmp)  # the schema moved on: start the file again
+                con.execute(f"ATTACH '{_quoted(tmp)}' AS moodengine_snapshot")
+                try:
+                    con.execute(f'COPY FROM DATABASE "{_ident(source)}" TO moodengine_snapshot')
+                finally:
+                    con.execute("DETACH moodengine_snapshot")
+                os.replace(tmp, final)
     except BaseException:
         _remove(tmp)  # a failed copy must not hold disk space
         raise

@@ -14,7 +14,7 @@ import orjson
 import pyarrow as pa
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from store.memory import with_room
+from store.memory import checkpoint_if_due, log_path, with_room, writing
 from store.transaction import transaction
 
 
@@ -137,6 +137,8 @@ class Writer:
                  buffer: int = 20000, insert: Callable[[duckdb.DuckDBPyConnection, list[Any]], None] | None = None,
                  table: str = "results", key: tuple[str, ...] = RESULT_KEY):
         self._con = con
+        self._wal: str | None = None  # its database's log, looked up at the first batch
+        self._wal_known = False
         self._insert = insert or insert_rows  # another table's rows bring their own batch insert
         self.table, self.key = table, key  # where the rows go, and the table's primary key
         # Called with each batch once it is stored (on the event loop): the snapshot's journal.
@@ -190,8 +192,12 @@ class Writer:
     def _store(self, batch: list[Any]) -> None:
         if self._con is None:  # a cluster host's writer lands files: no database here
             self._insert(self._con, batch)
-        else:
+            return
+        with writing:
             with_room(self._con, self._insert, self._con, batch)
+            if not self._wal_known:
+                self._wal, self._wal_known = log_path(self._con), True
+            checkpoint_if_due(self._con, self._wal)
 
     async def _run(self) -> None:
         async with self._recv:

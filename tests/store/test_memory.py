@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+
 import anyio
 import duckdb
 import pytest
@@ -24,12 +27,12 @@ def _rows(n: int) -> list:
     return [row(model=f"m{i % 7}", item_id=f"item-{i:07d}", prediction="x" * 40) for i in range(n)]
 
 
-def test_bounded_holds_the_limit_and_the_checkpoints_then_puts_back_what_it_found(tmp_path):
+def test_bounded_holds_the_limit_and_stops_duckdbs_own_checkpoints_then_puts_back_what_it_found(tmp_path):
     con = connect(tmp_path / "r.duckdb")
     before = _settings(con)
     assert before[0] > 64 * MIB  # DuckDB's default: 80% of the machine's memory
     with pytest.raises(RuntimeError), memory.bounded(con):
-        assert _settings(con) == (memory.RUN_LIMIT_MB * MIB, f"{memory.RUN_CHECKPOINT_MB}.0 MiB")
+        assert _settings(con) == (memory.RUN_LIMIT_MB * MIB, "976.5 GiB")
         raise RuntimeError("the run failed")
     after = _settings(con)
     assert after[1] == before[1] and abs(after[0] - before[0]) < 0.01 * before[0]  # as DuckDB prints it back
@@ -56,18 +59,54 @@ def test_a_write_that_needs_more_than_the_limit_is_run_again_with_it_doubled(tmp
     assert con.execute("SELECT count(*), count(DISTINCT item_id) FROM results").fetchone() == (20_000, 20_000)
 
 
-async def test_the_writer_stores_every_row_under_a_limit_too_small_for_its_batches(tmp_path):
+async def test_the_writer_stores_every_row_under_a_limit_too_small_for_its_batches_and_checkpoints(tmp_path):
+    # At 1 MiB raised to a few, DuckDB's own checkpoint ran out of memory and invalidated the database
+    # (FATAL): the writer's checkpoints run with the limit lifted, and put it back after.
     con = connect(tmp_path / "r.duckdb")
-    with memory.bounded(con):
-        con.execute("SET memory_limit = '1MiB'")
-        w = Writer(con, flush_s=0.05, batch_max=10_000)
+    wal = tmp_path / "r.duckdb.wal"
+    sizes: list[int] = []
+    with memory.bounded(con, mb=1):
+        w = Writer(con, flush_s=0.05, batch_max=5_000)
         async with anyio.create_task_group() as tg:
             tg.start_soon(w.run)
-            for r in _rows(30_000):
+            for i, r in enumerate(_rows(60_000)):
                 await w.put(r)
+                if i % 5_000 == 0:
+                    await w.synced(0.01)
+                    sizes.append(wal.stat().st_size if wal.exists() else 0)
             await w.close()
-    assert w.rows_written == 30_000
-    assert con.execute("SELECT count(*) FROM results").fetchone() == (30_000,)
+        assert memory.limit_bytes(con) < 64 * MIB  # the bound, raised by the writes only as far as they needed
+    assert w.rows_written == 60_000
+    assert con.execute("SELECT count(*) FROM results").fetchone() == (60_000,)
+    # Checkpointed as it went: the log never held much more than RUN_CHECKPOINT_MB and a batch.
+    assert max(sizes) > 0 and max(sizes) < (memory.RUN_CHECKPOINT_MB + 8) * MIB, sizes
+
+
+def test_a_checkpoint_is_made_only_when_due_and_bounded_under_the_lifted_limit(tmp_path, monkeypatch):
+    con = connect(tmp_path / "r.duckdb")
+    wal = memory.log_path(con)
+    assert wal == f"{tmp_path / 'r.duckdb'}.wal"
+    insert_rows(con, _rows(200))
+    assert not memory.checkpoint_if_due(con, wal)  # a small log
+    monkeypatch.setattr(memory, "RUN_CHECKPOINT_MB", 0)
+    assert not memory.checkpoint_if_due(con, wal)  # not bounded: DuckDB checkpoints by itself
+    seen: list[int] = []
+    real_lifted = memory.lifted
+
+    @contextlib.contextmanager
+    def watching(c):
+        with real_lifted(c):
+            seen.append(memory.limit_bytes(c))
+            yield
+
+    monkeypatch.setattr(memory, "lifted", watching)
+    with memory.bounded(con):
+        insert_rows(con, _rows(400)[200:])
+        assert memory.checkpoint_if_due(con, wal)
+        assert memory.limit_bytes(con) == memory.RUN_LIMIT_MB * MIB  # put back
+    assert seen and seen[0] > 64 * MIB
+    assert not os.path.exists(wal) or os.path.getsize(wal) == 0
+    assert memory.log_path(duckdb.connect()) is None  # in memory: no log
 
 
 def test_the_limit_is_not_raised_past_the_machine(tmp_path, monkeypatch):
