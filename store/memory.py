@@ -10,10 +10,10 @@ OutOfMemory is never a run's error while the machine has the memory.
 
 A checkpoint must never run under the bound: one that runs out of memory invalidates the database (DuckDB's
 FATAL error; the run ends, its committed rows safe in the log). So DuckDB's automatic checkpoints are off
-while bounded, and the writers checkpoint every `RUN_CHECKPOINT_MB` of log themselves (`checkpoint_if_due`),
-with the limit lifted meanwhile (`lifted`, also around the snapshot's copies, which checkpoint their file
-on DETACH). Every 4 MB rather than DuckDB's 16: rows written since the last checkpoint stay in memory (18 MB
-of 150,000 results rows) and so does the key index's unwritten part.
+while bounded, and the writers checkpoint every `RUN_CHECKPOINT_MB` of log themselves (`checkpoint_if_due`,
+DuckDB's own cadence), with the limit lifted meanwhile (`lifted`, also around the snapshot's copies, which
+checkpoint their file on DETACH). Checkpointing every 4 MB kept less in memory between checkpoints but cost
+a third more of the writes' CPU (bench/README.md, "DuckDB's buffer pool while a run writes").
 """
 
 from __future__ import annotations
@@ -29,10 +29,9 @@ import duckdb
 
 T = TypeVar("T")
 
-# Upserting 150,000 results rows alone: RSS growth +78 MB by default, +51 with the limit, +33 with the
-# checkpoints every 4 MB as well (docs/interactive.md, "Measured").
+# 960,000 turns upserted alone: RSS +154 MB by default, +70 bounded (bench/README.md).
 RUN_LIMIT_MB = 64
-RUN_CHECKPOINT_MB = 4
+RUN_CHECKPOINT_MB = 16  # DuckDB's default checkpoint_threshold
 _NO_AUTO_CHECKPOINT = "1000000MiB"  # while bounded: only `checkpoint_if_due` checkpoints
 _lifting = threading.Lock()  # one lift at a time: each puts back the run's bound
 # The writers' batches and their checkpoints one at a time: DuckDB refuses a CHECKPOINT while another write

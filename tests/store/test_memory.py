@@ -59,9 +59,11 @@ def test_a_write_that_needs_more_than_the_limit_is_run_again_with_it_doubled(tmp
     assert con.execute("SELECT count(*), count(DISTINCT item_id) FROM results").fetchone() == (20_000, 20_000)
 
 
-async def test_the_writer_stores_every_row_under_a_limit_too_small_for_its_batches_and_checkpoints(tmp_path):
+async def test_the_writer_stores_every_row_under_a_limit_too_small_for_its_batches_and_checkpoints(tmp_path,
+                                                                                                   monkeypatch):
     # At 1 MiB raised to a few, DuckDB's own checkpoint ran out of memory and invalidated the database
     # (FATAL): the writer's checkpoints run with the limit lifted, and put it back after.
+    monkeypatch.setattr(memory, "RUN_CHECKPOINT_MB", 4)  # a few checkpoints within 60,000 rows
     con = connect(tmp_path / "r.duckdb")
     wal = tmp_path / "r.duckdb.wal"
     sizes: list[int] = []
