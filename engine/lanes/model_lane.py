@@ -136,13 +136,8 @@ async def evaluate(model: str, provider: Provider | ProviderSet, w: Work, stamps
         return build_row(model, w, stamps, started, e)
     if len(res.text) > scoring.INLINE_CHARS:
         return await answer_row(model, w, stamps, started, res)
-    # A short answer is scored here, as `score_bounded` would (inline), without its coroutine.
-    scored: Scored | Exception
-    try:
-        scored = w.planned.score(w.item, res.text, res.finish_reason)
-    except Exception as e:  # noqa: BLE001 - the scorer's failure becomes the row's error (build_row)
-        scored = e
-    return build_row(model, w, stamps, started, res, scored)
+    # A short answer is scored inline by build_row, as `score_bounded` would, without its coroutine.
+    return build_row(model, w, stamps, started, res)
 
 
 async def answer_row(model: str, w: Work, stamps: Stamps, started: datetime,
@@ -187,7 +182,7 @@ def build_row(model: str, w: Work, stamps: Stamps, started: datetime, outcome: C
     if scored is None:
         try:
             # A refusal or safety block has empty text: the scorer sees no answer (unparsed).
-            scored = ds.score(item, res.text, finish_reason=res.finish_reason)
+            scored = w.planned.score(item, res.text, res.finish_reason)  # shared by the models' lanes (work.py)
         except Exception as e:  # noqa: BLE001 - stored as the row's error below
             scored = e
     if isinstance(scored, Exception):  # a scorer bug or overrun must not cost the answer: stored, retried on resume
