@@ -37,7 +37,9 @@ _lifting = threading.Lock()  # one lift at a time: each puts back the run's boun
 # The writers' batches and their checkpoints one at a time: DuckDB refuses a CHECKPOINT while another write
 # transaction is open, and with two writers (results and turns) one nearly always was.
 writing = threading.Lock()
-_bounds: dict[str, int] = {}  # database -> the bound a lift puts back (raised by `with_room` as writes need)
+# database file ("" in memory) -> the bound a lift puts back (raised by `with_room` as writes need); a
+# database is bounded while it is here.
+_bounds: dict[str, int] = {}
 _UNITS = {"bytes": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
           "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
 
@@ -70,24 +72,20 @@ def bounded(con: duckdb.DuckDBPyConnection, mb: int = RUN_LIMIT_MB) -> Iterator[
     con.execute(f"SET checkpoint_threshold = '{_NO_AUTO_CHECKPOINT}'")  # first: none may run under the bound
     bound = min(mb * 2**20, limit_bytes(con))
     con.execute(f"SET memory_limit = '{bound}B'")
-    _bounds[_database(con)] = bound
+    db = database_path(con) or ""
+    _bounds[db] = bound
     try:
         yield
     finally:
-        _bounds.pop(_database(con), None)
+        _bounds.pop(db, None)
         con.execute(f"SET memory_limit = '{before}'")
         con.execute(f"SET checkpoint_threshold = '{checkpoint[0] if checkpoint else '16MiB'}'")
 
 
-def _database(con: duckdb.DuckDBPyConnection) -> str:
-    row = con.execute("SELECT coalesce(path, database_name) FROM duckdb_databases() "
-                      "WHERE database_name = current_database()").fetchone()
-    return str(row[0] if row else "")
-
-
-def _is_bounded(con: duckdb.DuckDBPyConnection) -> bool:
-    row = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
-    return row is not None and str(row[0]).startswith("976.5 GiB")  # _NO_AUTO_CHECKPOINT as DuckDB prints it
+def database_path(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The file of the database ``con`` writes to (None: in memory)."""
+    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    return str(row[0]) if row and row[0] else None
 
 
 @contextlib.contextmanager
@@ -95,7 +93,7 @@ def lifted(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """The block runs under DuckDB's default limit (a checkpoint, a snapshot's copy); then the limit it found
     is put back, or left higher if DuckDB cannot free enough yet (the next lift tries again)."""
     with _lifting:
-        bound = _bounds.get(_database(con)) or limit_bytes(con)
+        bound = _bounds.get(database_path(con) or "") or limit_bytes(con)
         con.execute(f"SET memory_limit = '{max(limit_bytes(con), _ceiling())}B'")
         try:
             yield
@@ -104,21 +102,16 @@ def lifted(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
                 con.execute(f"SET memory_limit = '{bound}B'")
 
 
-def log_path(con: duckdb.DuckDBPyConnection) -> str | None:
-    """The write-ahead log of the database ``con`` writes to (None: in memory)."""
-    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
-    return f"{row[0]}.wal" if row and row[0] else None
-
-
-def checkpoint_if_due(con: duckdb.DuckDBPyConnection, wal: str | None) -> bool:
-    """After a write: a checkpoint, under the lifted limit, once the log passes `RUN_CHECKPOINT_MB` while
-    bounded (unbounded, DuckDB checkpoints by itself). True if one was made."""
+def checkpoint_if_due(con: duckdb.DuckDBPyConnection, path: str | None) -> bool:
+    """After a write to the database file ``path`` (`database_path`, looked up once by the caller): a
+    checkpoint, under the lifted limit, once its log passes `RUN_CHECKPOINT_MB` while bounded (unbounded,
+    DuckDB checkpoints by itself). True if one was made."""
+    if path is None or path not in _bounds:
+        return False
     try:
-        if wal is None or os.stat(wal).st_size < RUN_CHECKPOINT_MB * 2**20:
+        if os.stat(f"{path}.wal").st_size < RUN_CHECKPOINT_MB * 2**20:
             return False
     except OSError:
-        return False
-    if not _is_bounded(con):
         return False
     with lifted(con):
         try:
@@ -155,6 +148,6 @@ def with_room(con: duckdb.DuckDBPyConnection, fn: Callable[..., T], *args: objec
             if now >= ceiling:
                 raise
             con.execute(f"SET memory_limit = '{min(2 * now, ceiling)}B'")
-            db = _database(con)
+            db = database_path(con) or ""
             if db in _bounds and now < ceiling:  # not during another thread's lift
                 _bounds[db] = max(_bounds[db], min(2 * now, ceiling))

@@ -40,7 +40,7 @@ import duckdb
 import pyarrow as pa
 
 from store import snapshot_apply
-from store.memory import lifted, with_room
+from store.memory import database_path, lifted, with_room
 from store.query import single
 
 SUFFIX = ".snapshot"
@@ -110,8 +110,7 @@ def _copy_checkpointed(con: duckdb.DuckDBPyConnection, tmp: Path) -> bool:
     file), and the checkpoint is one the closing connection would make anyway. False (nothing left at
     ``tmp``): not a file, CHECKPOINT refused, or the file changed while being copied (a checkpoint
     elsewhere); the caller then copies through DuckDB."""
-    path = single(con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()")
-                  .fetchone())
+    path = database_path(con)
     if not path or not Path(path).is_file():
         return False
     try:

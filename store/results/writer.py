@@ -14,7 +14,7 @@ import orjson
 import pyarrow as pa
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from store.memory import checkpoint_if_due, log_path, with_room, writing
+from store.memory import checkpoint_if_due, database_path, with_room, writing
 from store.transaction import transaction
 
 
@@ -137,8 +137,8 @@ class Writer:
                  buffer: int = 20000, insert: Callable[[duckdb.DuckDBPyConnection, list[Any]], None] | None = None,
                  table: str = "results", key: tuple[str, ...] = RESULT_KEY):
         self._con = con
-        self._wal: str | None = None  # its database's log, looked up at the first batch
-        self._wal_known = False
+        # Its database's file, for the checkpoints of a bounded run (None: a cluster host's, landing files).
+        self._path = database_path(con) if con is not None else None
         self._insert = insert or insert_rows  # another table's rows bring their own batch insert
         self.table, self.key = table, key  # where the rows go, and the table's primary key
         # Called with each batch once it is stored (on the event loop): the snapshot's journal.
@@ -195,9 +195,7 @@ class Writer:
             return
         with writing:
             with_room(self._con, self._insert, self._con, batch)
-            if not self._wal_known:
-                self._wal, self._wal_known = log_path(self._con), True
-            checkpoint_if_due(self._con, self._wal)
+            checkpoint_if_due(self._con, self._path)
 
     async def _run(self) -> None:
         async with self._recv:

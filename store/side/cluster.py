@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
-from store.memory import checkpoint_if_due, log_path, with_room
+from store.memory import checkpoint_if_due, database_path, with_room
 from store.transaction import transaction
 from store.results.turns import upsert_turns_batch
 from store.results.writer import upsert_batch
@@ -62,10 +62,10 @@ def ingest(con: duckdb.DuckDBPyConnection, path: Path) -> Counter[tuple[str, str
 def ingest_landed(con: duckdb.DuckDBPyConnection, folder: Path) -> Counter[tuple[str, str]]:
     """Every whole file in the landing folder, each once."""
     total: Counter[tuple[str, str]] = Counter()
-    wal = log_path(con)
+    db = database_path(con)
     for path in landed(folder):
         total.update(with_room(con, ingest, con, path))
-        checkpoint_if_due(con, wal)
+        checkpoint_if_due(con, db)
     return total
 
 

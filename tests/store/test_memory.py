@@ -86,12 +86,12 @@ async def test_the_writer_stores_every_row_under_a_limit_too_small_for_its_batch
 
 def test_a_checkpoint_is_made_only_when_due_and_bounded_under_the_lifted_limit(tmp_path, monkeypatch):
     con = connect(tmp_path / "r.duckdb")
-    wal = memory.log_path(con)
-    assert wal == f"{tmp_path / 'r.duckdb'}.wal"
+    path = memory.database_path(con)
+    assert path == str(tmp_path / "r.duckdb")
+    wal = f"{path}.wal"
     insert_rows(con, _rows(200))
-    assert not memory.checkpoint_if_due(con, wal)  # a small log
     monkeypatch.setattr(memory, "RUN_CHECKPOINT_MB", 0)
-    assert not memory.checkpoint_if_due(con, wal)  # not bounded: DuckDB checkpoints by itself
+    assert not memory.checkpoint_if_due(con, path)  # not bounded: DuckDB checkpoints by itself
     seen: list[int] = []
     real_lifted = memory.lifted
 
@@ -104,11 +104,15 @@ def test_a_checkpoint_is_made_only_when_due_and_bounded_under_the_lifted_limit(t
     monkeypatch.setattr(memory, "lifted", watching)
     with memory.bounded(con):
         insert_rows(con, _rows(400)[200:])
-        assert memory.checkpoint_if_due(con, wal)
+        monkeypatch.setattr(memory, "RUN_CHECKPOINT_MB", 16)
+        assert not memory.checkpoint_if_due(con, path)  # a small log
+        assert not seen
+        monkeypatch.setattr(memory, "RUN_CHECKPOINT_MB", 0)
+        assert memory.checkpoint_if_due(con, path)
         assert memory.limit_bytes(con) == memory.RUN_LIMIT_MB * MIB  # put back
     assert seen and seen[0] > 64 * MIB
     assert not os.path.exists(wal) or os.path.getsize(wal) == 0
-    assert memory.log_path(duckdb.connect()) is None  # in memory: no log
+    assert memory.database_path(duckdb.connect()) is None  # in memory: no file
 
 
 def test_the_limit_is_not_raised_past_the_machine(tmp_path, monkeypatch):
