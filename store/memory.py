@@ -66,10 +66,15 @@ def _ceiling() -> int:
 @contextlib.contextmanager
 def bounded(con: duckdb.DuckDBPyConnection, mb: int = RUN_LIMIT_MB) -> Iterator[None]:
     """The block runs with the buffer pool held to ``mb`` (never above the limit it found) and DuckDB's own
-    checkpoints off; then the settings it found are put back."""
+    checkpoints off; then the settings it found are put back. Vacuum stays off (below)."""
     before = _setting(con)
     checkpoint = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
     con.execute(f"SET checkpoint_threshold = '{_NO_AUTO_CHECKPOINT}'")  # first: none may run under the bound
+    # A checkpoint that merges row groups (DuckDB's vacuum) reads them back whole: +60-80 MB at once, the
+    # peak of a long run, and at its close +75 MB more (bench/README.md, "Vacuum in a run's checkpoints").
+    # A run appends, so it has little to merge: its connection never vacuums, also after the block (the
+    # close's checkpoint); the next connection that is not a run's merges what is worth it.
+    con.execute("SET max_vacuum_tasks = 0")
     bound = min(mb * 2**20, limit_bytes(con))
     con.execute(f"SET memory_limit = '{bound}B'")
     db = database_path(con) or ""

@@ -272,11 +272,11 @@ def _replicate_values(con: duckdb.DuckDBPyConnection, replicates: int, seed: int
         if dataset not in block:
             continue
         lo, hi = block[dataset]
-        counts = resample_counts(seed, dataset, ids_md5, n, replicates)
+        # float32 from the start (every count exact): one (replicates x n) array, not three
+        counts = resample_counts(seed, dataset, ids_md5, n, replicates, np.float32)
         if dataset in plays:  # n items, then their plays: the units the rows are indexed by
-            counts = resample_plays(seed, dataset, ids_md5, counts, plays[dataset])
+            counts = resample_plays(seed, dataset, ids_md5, counts, plays[dataset], np.float32)
             n = counts.shape[1]
-        counts = counts.astype(np.float32)
         r0, r1 = np.searchsorted(key_of_row, np.array([lo, hi], dtype=key_of_row.dtype))
         v = np.zeros((n, (hi - lo) * 6))
         local = (key_of_row[r0:r1] - lo) * 6

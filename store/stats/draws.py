@@ -14,18 +14,20 @@ import hashlib
 import numpy as np
 
 Z95 = 1.959963984540054  # the standard normal's 97.5 % quantile
-_BLOCK = 1 << 18  # draws per block of replicates: bounds the temporaries (~2 MB each), not the result
+_BLOCK = 1 << 16  # draws per block of replicates: bounds the temporaries (~0.5 MB each), not the result
 
 
-def resample_counts(seed: int, dataset: str, ids_md5: str, n: int, replicates: int) -> np.ndarray:
-    """(replicates x n) how often each item (in sorted id order) is drawn in each replicate.
+def resample_counts(seed: int, dataset: str, ids_md5: str, n: int, replicates: int,
+                    dtype: type = np.int64) -> np.ndarray:
+    """(replicates x n) how often each item (in sorted id order) is drawn in each replicate, as ``dtype``
+    (float32 holds every count exactly: the bootstrap multiplies them as such without a copy).
 
     Draw j of replicate r picks item floor(h * n / 2^32), h the high 32 bits of
     splitmix64(base + r * n + j), base a hash of (seed, dataset, the sorted ids).
     """
     base = int.from_bytes(hashlib.blake2b(f"{seed}\n{dataset}\n{ids_md5}".encode(), digest_size=8).digest(),
                           "little")
-    out = np.empty((replicates, n), dtype=np.int64)
+    out = np.empty((replicates, n), dtype=dtype)
     # In blocks of replicates: the same draws, with temporaries of ~_BLOCK draws (not 6 arrays of replicates x n)
     step = max(1, _BLOCK // max(1, n))
     for r0 in range(0, replicates, step):
@@ -38,7 +40,7 @@ def resample_counts(seed: int, dataset: str, ids_md5: str, n: int, replicates: i
     return out
 
 def resample_plays(seed: int, dataset: str, ids_md5: str, item_counts: np.ndarray,
-                   item_of_play: np.ndarray) -> np.ndarray:
+                   item_of_play: np.ndarray, dtype: type = np.int64) -> np.ndarray:
     """(replicates x plays) how often each play is drawn: the second stage of a two-stage bootstrap.
 
     ``item_counts`` (replicates x items) is the first stage (resample_counts); ``item_of_play`` the
@@ -46,17 +48,19 @@ def resample_plays(seed: int, dataset: str, ids_md5: str, item_counts: np.ndarra
     drawn, k plays are drawn from its own with replacement: draw number d (counted over all replicates,
     items and draws in that order) picks play floor(h * k / 2^32) of its item, h the high 32 bits of
     splitmix64(base + d), base a hash of (seed, dataset, the sorted ids, "plays"). An item with one
-    play is drawn as in the one-stage bootstrap.
+    play is drawn as in the one-stage bootstrap. The result is ``dtype`` (as `resample_counts`).
     """
-    counts = np.asarray(item_counts, dtype=np.int64)
-    replicates, n_items = counts.shape
+    replicates, n_items = np.shape(item_counts)
     of = np.asarray(item_of_play, dtype=np.int64)
     k = np.bincount(of, minlength=n_items)
+    if (k == 1).all():  # every draw picks play 0 of its item (h * 1 < 2^32): the item counts themselves
+        return np.asarray(item_counts, dtype=dtype)
+    counts = np.asarray(item_counts, dtype=np.int64)
     first = np.concatenate([[0], np.cumsum(k)[:-1]]).astype(np.int64)
     base = int.from_bytes(hashlib.blake2b(f"{seed}\n{dataset}\n{ids_md5}\nplays".encode(), digest_size=8).digest(),
                           "little")
     n_plays = of.size
-    out = np.empty((replicates, n_plays), dtype=np.int64)
+    out = np.empty((replicates, n_plays), dtype=dtype)
     step = max(1, _BLOCK // max(1, n_plays))  # in blocks of replicates, as resample_counts
     d0 = 0  # draws made in earlier blocks: d counts over all replicates
     for r0 in range(0, replicates, step):

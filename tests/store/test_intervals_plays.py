@@ -203,3 +203,16 @@ def test_draws_in_blocks_of_replicates_are_the_draws_of_one_block(monkeypatch):
         assert np.array_equal(resample_plays(5, "d", "ids", counts, of), whole[1])
     # each replicate draws 5 scenarios, and as many plays as its drawn scenarios have
     assert (whole[0].sum(axis=1) == 5).all() and (whole[1].sum(axis=1) == whole[0] @ np.bincount(of)).all()
+
+
+def test_counts_as_float32_and_one_play_per_scenario_are_the_same_draws():
+    # The bootstrap takes the counts as float32 from the start, and a dataset whose scenarios have one
+    # play each as its item counts (store/hierarchy/bootstrap.py): the same numbers as the int64 draws.
+    counts = resample_counts(9, "d", "md5", 300, 101)
+    as_float = resample_counts(9, "d", "md5", 300, 101, np.float32)
+    assert as_float.dtype == np.float32 and np.array_equal(as_float, counts)
+    one_each = resample_plays(9, "d", "md5", as_float, np.arange(300), np.float32)
+    assert one_each.dtype == np.float32 and np.array_equal(one_each, counts)
+    of = np.repeat(np.arange(300), 2)  # two plays each: the second stage draws, in the dtype asked for
+    two = resample_plays(9, "d", "md5", as_float, of, np.float32)
+    assert two.dtype == np.float32 and np.array_equal(two, resample_plays(9, "d", "md5", counts, of))

@@ -38,6 +38,17 @@ def test_bounded_holds_the_limit_and_stops_duckdbs_own_checkpoints_then_puts_bac
     assert after[1] == before[1] and abs(after[0] - before[0]) < 0.01 * before[0]  # as DuckDB prints it back
 
 
+def test_a_runs_connection_never_vacuums_from_its_first_bounded_block_on(tmp_path):
+    # DuckDB's vacuum merges row groups in a checkpoint, reading them back whole (a long run's peak, and
+    # its close's): off for the run's checkpoints and for the checkpoint its connection closes with.
+    con = connect(tmp_path / "r.duckdb")
+    vacuum = "SELECT current_setting('max_vacuum_tasks')"
+    assert con.execute(vacuum).fetchone() != (0,)
+    with memory.bounded(con):
+        assert con.execute(vacuum).fetchone() == (0,)
+    assert con.execute(vacuum).fetchone() == (0,)
+
+
 def test_bounded_never_raises_a_limit_set_lower(tmp_path):
     con = connect(tmp_path / "r.duckdb")
     con.execute("SET memory_limit = '32MiB'")
