@@ -27,7 +27,7 @@ def resample_counts(seed: int, dataset: str, ids_md5: str, n: int, replicates: i
     """
     base = int.from_bytes(hashlib.blake2b(f"{seed}\n{dataset}\n{ids_md5}".encode(), digest_size=8).digest(),
                           "little")
-    out = np.empty((replicates, n), dtype=dtype)
+    out: np.ndarray = np.empty((replicates, n), dtype=dtype)
     # In blocks of replicates: the same draws, with temporaries of ~_BLOCK draws (not 6 arrays of replicates x n)
     step = max(1, _BLOCK // max(1, n))
     for r0 in range(0, replicates, step):
@@ -60,7 +60,7 @@ def resample_plays(seed: int, dataset: str, ids_md5: str, item_counts: np.ndarra
     base = int.from_bytes(hashlib.blake2b(f"{seed}\n{dataset}\n{ids_md5}\nplays".encode(), digest_size=8).digest(),
                           "little")
     n_plays = of.size
-    out = np.empty((replicates, n_plays), dtype=dtype)
+    out: np.ndarray = np.empty((replicates, n_plays), dtype=dtype)
     step = max(1, _BLOCK // max(1, n_plays))  # in blocks of replicates, as resample_counts
     d0 = 0  # draws made in earlier blocks: d counts over all replicates
     for r0 in range(0, replicates, step):
