@@ -10,6 +10,8 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 import anyio
 
+from engine.run import collector
+
 T = TypeVar("T")
 
 # uvloop (a dependency except on Windows) runs the loop, its timers and its sockets in C. With
@@ -27,6 +29,7 @@ GEN0_ALLOCATIONS = 10_000
 
 def run(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     """``anyio.run(fn, *args)`` with the settings above, restored afterwards."""
+    collector.release()  # a sweep's start-up is over: what it built is frozen, collection resumes
     before = gc.get_threshold()
     if 0 < before[0] < GEN0_ALLOCATIONS:  # 0 means the caller turned collection off: left so
         gc.set_threshold(GEN0_ALLOCATIONS, *before[1:])

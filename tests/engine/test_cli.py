@@ -229,5 +229,12 @@ def test_the_entry_installs_the_signal_handlers_before_importing_the_cli():
     main = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main")
     first_call = main.body[0]
     assert isinstance(first_call, ast.Expr) and first_call.value.func.id == "catch_start_up_signals"
-    top_imports = [n.module for n in tree.body if isinstance(n, ast.ImportFrom)]
-    assert top_imports == ["engine.run.signals"]  # engine.cli is imported inside main, after the handlers
+    top_imports = [(n.module, [a.name for a in n.names]) for n in tree.body if isinstance(n, ast.ImportFrom)]
+    # engine.cli is imported inside main, after the handlers; before it only the stdlib-only start-up
+    # modules: the signals, and the collector held while a sweep starts (engine/run/collector.py)
+    assert top_imports == [("engine.run", ["collector"]), ("engine.run.signals", ["catch_start_up_signals"])]
+    for module in ("signals", "collector"):
+        source = ast.parse((ROOT / "engine" / "run" / f"{module}.py").read_text())
+        imported = {a.name.split(".")[0] for n in source.body if isinstance(n, ast.Import) for a in n.names}
+        imported |= {(n.module or "").split(".")[0] for n in source.body if isinstance(n, ast.ImportFrom)}
+        assert imported <= {"__future__", "contextlib", "gc", "signal", "threading", "collections", "types"}
