@@ -150,9 +150,10 @@ def with_room(con: duckdb.DuckDBPyConnection, fn: Callable[..., T], *args: objec
             if not out_of_memory(e):
                 raise
             now, ceiling = limit_bytes(con), _ceiling()
-            if now >= ceiling:
+            if now >= ceiling:  # also a lift's limit: a bound is only raised below the ceiling
                 raise
-            con.execute(f"SET memory_limit = '{min(2 * now, ceiling)}B'")
+            raised = min(2 * now, ceiling)
+            con.execute(f"SET memory_limit = '{raised}B'")
             db = database_path(con) or ""
-            if db in _bounds and now < ceiling:  # not during another thread's lift
-                _bounds[db] = max(_bounds[db], min(2 * now, ceiling))
+            if db in _bounds:
+                _bounds[db] = max(_bounds[db], raised)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import gc
 import threading
 
-# A start-up that never reaches a calling phase (a cluster driver, an error, a command that is not a
-# sweep's) gets its collector back after this long all the same.
+# A sweep's start-up that never reaches this process's calling phase (a cluster driver, one that stops
+# before its calls) gets its collector back after this long all the same.
 LONGEST_S = 5.0
 
 _held = False
