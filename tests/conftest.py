@@ -39,6 +39,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(pytest.mark.xdist_group("llama" if llama else path))
 
 
+@pytest.fixture(autouse=True)
+def _llama_idle(request: pytest.FixtureRequest) -> None:
+    """A test of the real llama.cpp server starts when the server is idle: a generation an earlier test
+    abandoned (a killed sweep, a client timeout) would otherwise hold its one slot into this test's
+    probes and timeouts (seen in CI: the served-model probe's 15 s ran out)."""
+    if request.node.get_closest_marker("llama") is not None:
+        from tests.integration.helpers import wait_llama_idle
+        wait_llama_idle()
+
+
 # Tests that time what they watch (a Ray cluster's placement, a global rate across nodes) run alone:
 # with four workers on two cores their deadlines would measure the neighbours. A readers-writer lock
 # over the run's workers: every other test holds it shared; a turnstile in front keeps a waiting
