@@ -6,6 +6,8 @@ from typing import Any, Protocol, Sequence
 
 import msgspec
 
+DEFAULT_MAX_OUTPUT = 256  # output tokens assumed by estimates when max_tokens is not set
+
 
 class ChatResult(msgspec.Struct):
     text: str

@@ -15,7 +15,6 @@ import time
 from enum import StrEnum
 from typing import Any, Mapping
 
-import aiohttp
 import orjson
 
 
@@ -96,6 +95,8 @@ def classify_exception(exc: BaseException) -> ProviderError:
     """Map a client-side failure (no HTTP status) to a ProviderError."""
     if isinstance(exc, ProviderError):
         return exc
+    import aiohttp  # here: an exception to classify means an adapter, which imported it, made a call
+
     # Before the timeout check: aiohttp's connect timeout is also a TimeoutError.
     if isinstance(exc, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)):
         return ProviderError(ErrorClass.CONNECT, f"{type(exc).__name__}: {exc}")  # "Cannot connect to host ..."

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 import aiohttp
 from yarl import URL
 
-from providers.base import CallOptions, ChatResult
+from providers.base import DEFAULT_MAX_OUTPUT, CallOptions, ChatResult
 from providers.breaker import Breaker
 from providers.constrain import AnswerSpace
 from providers.errors import (ErrorClass, ProviderError, classify_exception, key_in_answer, safety_block,
@@ -22,7 +22,6 @@ from providers.limits import OK, OTHER, THROTTLED, Limits
 from providers.redact import Redactor, url_secrets
 from providers.retry import after_first
 
-DEFAULT_MAX_OUTPUT = 256  # output tokens assumed by estimates when max_tokens is not set
 # A server that has not accepted the connection by then is not coming: a connect failure
 # (counted by the breaker), not a request timeout spent in full.
 CONNECT_TIMEOUT_S = 10.0

@@ -6,7 +6,6 @@ GLM (BigModel v4), Baichuan, MiniMax, ERNIE (Qianfan v2) and most Llama hosts.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping, Sequence
 
 import orjson
@@ -16,17 +15,10 @@ from providers.constrain import AnswerSpace, gbnf, openai_response_format
 from providers.errors import malformed
 from providers.http import HttpChat
 from providers.limits import Limits, header_pause
+from providers.reasoning import NOT_FOR_REASONING, is_reasoning_model
 
-# Reasoning models: o1, o3, o4-mini, gpt-5... (optionally behind a host prefix like "openai/").
-_REASONING = re.compile(r"^(?:.*/)?(?:o[1-9](?:$|-)|gpt-5)")
-# Parameters the reasoning models refuse ("Unsupported parameter" / "Only the default (1) value is supported").
-_NOT_FOR_REASONING = ("temperature", "top_p", "stop")
 # finish_reason values that mean the provider's filter cut the answer (GLM says "sensitive").
 _FILTERED = {"content_filter": "content_filter", "sensitive": "sensitive"}
-
-
-def is_reasoning_model(model: str) -> bool:
-    return bool(_REASONING.match(model))
 
 
 class OpenAIChat(HttpChat):
@@ -42,7 +34,7 @@ class OpenAIChat(HttpChat):
         self.reasoning = is_reasoning_model(model) if reasoning is None else reasoning
         gen = dict(generation)
         if self.reasoning:
-            for key in _NOT_FOR_REASONING:
+            for key in NOT_FOR_REASONING:
                 gen.pop(key, None)
             if "max_tokens" in gen:  # reasoning models take max_completion_tokens (hidden reasoning included)
                 gen["max_completion_tokens"] = gen.pop("max_tokens")

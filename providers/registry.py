@@ -2,33 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from providers.anthropic import AnthropicChat
-from providers.base import Provider
-from providers.batch.core import BatchAPI
-from providers.batch.anthropic import AnthropicBatch
-from providers.batch.gemini import GeminiBatch
-from providers.batch.openai import OpenAIBatch
-from providers.breaker import Breaker
-from providers.gemini import GeminiChat
-from providers.http import HttpChat
-from providers.limits import Limits
-from providers.openai import OpenAIChat
+if TYPE_CHECKING:
+    from providers.base import Provider
+    from providers.batch.core import BatchAPI
+    from providers.breaker import Breaker
+    from providers.limits import Limits
 
-# provider name -> (adapter, default base_url). base_url is the API root for
+# The adapters are named here and imported when one is made: a command that makes none (a resume with
+# nothing left to ask, `report`) does not import them, nor aiohttp (~0.15 s of start-up).
+# provider name -> (adapter as "module:class", default base_url). base_url is the API root for
 # anthropic and gemini (the adapter appends the documented path) and includes
 # the version path for OpenAI-compatible endpoints (vendors put it in
 # different places: /v1, /api/v3, /api/paas/v4, /v2).
 ADAPTERS = {
-    "openai": (OpenAIChat, "https://api.openai.com/v1"),
-    "anthropic": (AnthropicChat, "https://api.anthropic.com"),
-    "gemini": (GeminiChat, "https://generativelanguage.googleapis.com"),
+    "openai": ("providers.openai:OpenAIChat", "https://api.openai.com/v1"),
+    "anthropic": ("providers.anthropic:AnthropicChat", "https://api.anthropic.com"),
+    "gemini": ("providers.gemini:GeminiChat", "https://generativelanguage.googleapis.com"),
     # A llama.cpp server the engine starts itself (engine/run/local_server.py); its
     # base_url is only known once it listens, so there is no default.
-    "local": (OpenAIChat, ""),
+    "local": ("providers.openai:OpenAIChat", ""),
     # A vLLM server the engine starts itself (`vllm serve MODEL`), OpenAI-compatible, on loopback.
-    "vllm": (OpenAIChat, ""),
+    "vllm": ("providers.openai:OpenAIChat", ""),
 }
 # The providers whose server the engine starts itself (engine/run/local_server.py).
 SERVED = ("local", "vllm")
@@ -40,6 +37,18 @@ CONSTRAINABLE = {"openai": ("grammar", "json_schema"), "local": ("grammar",), "v
 DEFAULT_BASE_URLS = {name: url for name, (_, url) in ADAPTERS.items() if url}
 
 
+def _load(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def adapter_class(provider: str) -> Any:
+    """The adapter class of ``provider``, its module imported now (with aiohttp, the first time)."""
+    if provider not in ADAPTERS:
+        raise ValueError(f"unknown provider {provider!r}")
+    return _load(ADAPTERS[provider][0])
+
+
 def make_provider(provider: str, *, base_url: str, model: str, api_key: str | None,
                   generation: dict[str, Any], limits: Limits, timeout_s: float,
                   max_retries: int, max_connections: int, backoff_base_s: float = 1.0,
@@ -47,14 +56,12 @@ def make_provider(provider: str, *, base_url: str, model: str, api_key: str | No
                   breaker: Breaker | None = None, timeout_per_token_s: float = 0.0) -> Provider:
     """``breaker``: the endpoint's circuit breaker (providers/breaker.py), shared by the adapters
     that call it; ``timeout_per_token_s``: seconds the timeout grows per estimated token."""
-    if provider not in ADAPTERS:
-        raise ValueError(f"unknown provider {provider!r}")
-    cls = ADAPTERS[provider][0]
+    cls = adapter_class(provider)
     kwargs: dict[str, Any] = dict(base_url=base_url, model=model, api_key=api_key, generation=generation,
                                   limits=limits, timeout_s=timeout_s, max_retries=max_retries,
                                   max_connections=max_connections, backoff_base_s=backoff_base_s,
                                   breaker=breaker, timeout_per_token_s=timeout_per_token_s)
-    if cls is OpenAIChat:
+    if ADAPTERS[provider][0] == "providers.openai:OpenAIChat":
         kwargs["reasoning"] = reasoning
     if answer_constraint is not None:
         if provider not in CONSTRAINABLE:
@@ -64,7 +71,8 @@ def make_provider(provider: str, *, base_url: str, model: str, api_key: str | No
 
 
 # provider -> its batch wire (providers/batch/core.py); "local" and other OpenAI-compatible hosts have none.
-BATCH_APIS: dict[str, Callable[..., BatchAPI]] = {"openai": OpenAIBatch, "anthropic": AnthropicBatch, "gemini": GeminiBatch}
+BATCH_APIS = {"openai": "providers.batch.openai:OpenAIBatch", "anthropic": "providers.batch.anthropic:AnthropicBatch",
+              "gemini": "providers.batch.gemini:GeminiBatch"}
 BATCHABLE = tuple(BATCH_APIS)
 
 
@@ -75,7 +83,9 @@ def make_batch_api(provider: str, adapter: Provider, **options: Any) -> BatchAPI
     ``max_retries`` and ``backoff_base_s`` (default: the adapter's)."""
     if provider not in BATCH_APIS:
         raise ValueError(f"provider {provider!r} has no batch API (batchable: {', '.join(BATCHABLE)})")
-    cls = BATCH_APIS[provider]
+    from providers.http import HttpChat
+
+    cls = _load(BATCH_APIS[provider])
     if not isinstance(adapter, HttpChat):
         raise TypeError(f"a batch API needs an HTTP adapter, not {type(adapter).__name__}")
     return cls(adapter, **options)

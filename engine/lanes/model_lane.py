@@ -15,9 +15,8 @@ from engine.run import scoring
 from engine.run.scoring import ScoringOverrun, score_bounded
 from engine.run.workers import STOP, run_workers
 from benchmark.dataset import Scored
-from providers.base import ChatResult, Provider
+from providers.base import DEFAULT_MAX_OUTPUT, ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
-from providers.http import DEFAULT_MAX_OUTPUT
 from store.results.writer import ResultRow
 
 __all__ = ["ModelLane", "Stamps", "VersionGuard", "answer_row", "build_row", "estimate_cost", "evaluate"]

@@ -29,9 +29,8 @@ import duckdb
 from engine.config.models import Price
 from engine.run.context import RunContext, cost_bound
 from engine.run.workers import STOP, run_workers
-from providers.base import ChatResult, Provider
+from providers.base import DEFAULT_MAX_OUTPUT, ChatResult, Provider
 from providers.errors import ProviderError, Unreachable
-from providers.http import DEFAULT_MAX_OUTPUT
 from store.results.writer import ResultRow, Writer
 
 CHANNEL = 1000  # answers waiting for the helper before model lanes wait too

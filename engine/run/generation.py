@@ -19,7 +19,7 @@ from benchmark.context import prompt_budget
 from benchmark.dataset import Dataset
 from engine.config.models import ModelConfig
 from providers.base import Provider
-from providers.openai import is_reasoning_model
+from providers.reasoning import is_reasoning_model
 
 
 def takes_dataset_default(m: ModelConfig) -> bool:

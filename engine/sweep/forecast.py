@@ -36,7 +36,7 @@ from engine.run.context import prompt_tokens
 from engine.run.generation import dataset_generation
 from engine.sweep.episode_forecast import EpisodeCalls, episode_calls, seeker_cap
 from engine.sweep.plan import SweepOptions, plan_sweep
-from providers.http import DEFAULT_MAX_OUTPUT
+from providers.base import DEFAULT_MAX_OUTPUT
 from store.side import extractions
 from store.side import judgements
 from store.results import resume

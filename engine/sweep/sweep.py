@@ -5,35 +5,30 @@ from __future__ import annotations
 import functools
 import time
 import uuid
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-import anyio
 import duckdb
 import msgspec
 
+from engine.config.models import ModelConfig, ModelsFile
 from engine.lanes.batch.model_lane import SweepBatchLane
-from engine.config.load import load_models
-from engine.config.models import ModelConfig, ModelsFile, SweepDefaults
-from engine.run.endpoints import build_breakers, build_limits, model_providers, unreachable_models
 from engine.lanes.extract_lane import ExtractorLane, ExtractorPlan, plan_extraction
-from engine.run.generation import ProviderSet, prompt_budgets
 from engine.lanes.judge import JudgeLane, JudgePlan, plan_judging
-from engine.run.local_server import serve_local_models
-from engine.lanes.work import PlannedDataset, pending_work
-from engine.sweep.plan import SweepOptions, SweepPlan
-from engine.sweep.prepare import SweepResult, end_run, run_sweep, stamp_run
-from engine.report.summary import log_run_end
-from engine.version import ENGINE_VERSION
-from engine.run.progress import Progress, log
-from engine.run.context import Budget, Lane, RunContext, StoredRun, execute
 from engine.lanes.model_lane import ModelLane, Stamps
 from engine.lanes.side_lane import SideLane
-from providers.breaker import Breaker
-from providers.concurrency import AdaptiveLimit
-from providers.limits import Limits, RateLimit
-from providers.registry import make_provider
+from engine.lanes.work import PlannedDataset, pending_work
+from engine.report.summary import log_run_end
+from engine.run.context import Budget, Lane, RunContext, StoredRun, execute
+from engine.run.endpoints import build_breakers, build_limits, model_providers, unreachable_models
+from engine.run.generation import ProviderSet, prompt_budgets
+from engine.run.local_server import serve_local_models
+from engine.run.progress import Progress, log
 from engine.sweep.identity import is_interactive, simulator_identity
+from engine.sweep.plan import SweepOptions, SweepPlan
+from engine.sweep.prepare import SweepResult, end_run, run_sweep, stamp_run
+from engine.version import ENGINE_VERSION
+from providers.registry import adapter_class
 from store import snapshot
 from store.results import resume, turns
 from store.side import extractions
@@ -101,15 +96,20 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     breakers = build_breakers([*cfg.models, *helpers], quiet=opts.quiet)
     assert opts.db is not None  # with_file_defaults set it
     snaps = snapshot.Snapshots(opts.db)
-    lanes = SweepLanes(opts=opts, cfg=cfg, planned=planned, stamps=stamps, counts=counts, partial=partial,
-                      judging=judging, extracting=extracting, snaps=snaps, mine=mine, con=con)
+    body: Callable[[RunContext], Awaitable[SweepResult]] = _nothing_to_ask
+    if not _idle(cfg, mine, counts, judging, extracting, opts, step):
+        for m in cfg.models:  # the adapters (and aiohttp) only when called, and before the run loop freezes
+            adapter_class(m.provider)  # what start-up built (engine/run/collector.py)
+        lanes = SweepLanes(opts=opts, cfg=cfg, planned=planned, stamps=stamps, counts=counts, partial=partial,
+                           judging=judging, extracting=extracting, snaps=snaps, mine=mine, con=con)
+        body = functools.partial(run_lanes, run=lanes)
     # The `runs` row is inserted just before the run loop, which ends it: a failure earlier leaves none.
     record = StoredRun(con, run_id, command=str(opts.models_path), engine_version=ENGINE_VERSION, suite=suite_name,
                        suite_version=suite_version)
     context = functools.partial(RunContext, con, run_id=run_id, progress=progress, limits=limits,
                                 breakers=breakers, budget=budget, quiet=opts.quiet)
     t0 = time.perf_counter()
-    result = execute(lambda ctx: _run(ctx, lanes), context, record=record)
+    result = execute(body, context, record=record)
     result.run_s = time.perf_counter() - t0
     gone = unreachable_models(breakers)
     result.unreachable = list(gone)
@@ -143,7 +143,8 @@ class SweepLanes(msgspec.Struct, kw_only=True):
         return self.partial.get((model, dataset), set())
 
 
-async def _run(ctx: RunContext, run: SweepLanes) -> SweepResult:
+async def run_lanes(ctx: RunContext, run: SweepLanes) -> SweepResult:
+    """Every model's lanes and the side lanes on the run loop, until their work is done."""
     cfg, planned, con = run.cfg, run.planned, ctx.con
     datasets = [p.dataset for p in planned]
     providers = {m.name: model_providers(m, ctx.limits[m.name], datasets, ctx.breakers.get(m.name))
@@ -234,3 +235,18 @@ def model_lane(m: ModelConfig, run: SweepLanes, provider: ProviderSet, planned: 
 
 def _warn(msg: str) -> None:
     log(f"warning: {msg}")
+
+
+def _idle(cfg: ModelsFile, mine: dict[str, list[PlannedDataset]], counts: dict[tuple[str, str], int],
+          judging: JudgePlan | None, extracting: ExtractorPlan | None, opts: SweepOptions, step: Round | None) -> bool:
+    """Whether the run has nothing to do: every planned item answered and no side lane, episode, batch,
+    round or live page. Anything of those takes the lanes' path, which finds out for itself."""
+    if judging or extracting or step is not None or opts.serve_port is not None:
+        return False
+    if any(m.batch for m in cfg.models) or any(is_interactive(p.dataset) for ps in mine.values() for p in ps):
+        return False
+    return all(counts.get((m, p.id), 0) >= p.size for m, ps in mine.items() for p in ps)
+
+
+async def _nothing_to_ask(ctx: RunContext) -> SweepResult:
+    return SweepResult(rows_written=0, interrupted=ctx.interrupted, errors=0)

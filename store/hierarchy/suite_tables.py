@@ -8,6 +8,7 @@ documented in docs/suites.md.
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime, timezone
 
 import duckdb
@@ -91,14 +92,32 @@ def ensure_suite_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def load_suite_tables(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
-    """Write ``suite`` into the suite tables, replacing that (name, version), in one transaction."""
+    """Write ``suite`` into the suite tables, replacing that (name, version), in one transaction.
+
+    Tables that already hold exactly these rows are left as they are (every sweep loads its suite, and a
+    rewrite costs ~50 ms); if another suite was loaded since, only `loaded_at` moves, so this one is again
+    the newest load that `find_loaded` picks by name."""
     ensure_suite_tables(con)
+    key = (suite.name, suite.version)
+    rows = suite_rows(suite)
+    if _holds(con, key, rows):
+        newest = con.execute("SELECT suite, version FROM suites ORDER BY loaded_at DESC LIMIT 1").fetchone()
+        if tuple(newest or ()) != key:
+            with transaction(con):
+                con.execute("UPDATE suites SET loaded_at = ? WHERE suite = ? AND version = ?",
+                            [datetime.now(timezone.utc), *key])
+        return
     with transaction(con):
-        write_suite_tables(con, suite)
+        _replace(con, key, rows)
 
 
 def write_suite_tables(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
-    """``load_suite_tables`` inside the caller's transaction."""
+    """``load_suite_tables`` inside the caller's transaction (always written)."""
+    _replace(con, (suite.name, suite.version), suite_rows(suite))
+
+
+def suite_rows(suite: Suite) -> dict[str, list[tuple]]:
+    """Table -> the rows ``suite`` is stored as (the `suites` row's last column, loaded_at, is now)."""
     key = (suite.name, suite.version)
     rows: dict[str, list[tuple]] = {t: [] for t in _TABLES}
     rows["suites"].append(
@@ -130,6 +149,22 @@ def write_suite_tables(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
                 rows["suite_grades"].append(key + (d.id, m.id, label, grade_key(label), pts))
     for lw in suite.difficulty:
         rows["suite_difficulty"].append(key + (lw.levels, lw.level, lw.weight))
+    return rows
+
+
+def _holds(con: duckdb.DuckDBPyConnection, key: tuple[str, str], rows: dict[str, list[tuple]]) -> bool:
+    """Whether the tables hold exactly ``rows`` for ``key`` (an UPDATEd weight is a difference: the file wins)."""
+    for table in _TABLES:
+        stored = con.execute(f"SELECT * FROM {table} WHERE suite = ? AND version = ?", key).fetchall()
+        want = rows[table]
+        if table == "suites":  # all but loaded_at
+            stored, want = [r[:-1] for r in stored], [r[:-1] for r in want]
+        if Counter(stored) != Counter(want):
+            return False
+    return True
+
+
+def _replace(con: duckdb.DuckDBPyConnection, key: tuple[str, str], rows: dict[str, list[tuple]]) -> None:
     for table in _TABLES:
         con.execute(f"DELETE FROM {table} WHERE suite = ? AND version = ?", key)
         insert_rows(con, table, rows[table])

@@ -35,6 +35,28 @@ def test_sweep_scores_and_resume_asks_nothing(tmp_path):
     assert meta == [(100, 2, True)]
 
 
+# `python -m engine ...`, then whether the HTTP client was imported, on stdout.
+_IMPORTS_AIOHTTP = ("import runpy, sys\nsys.argv = ['engine', *sys.argv[1:]]\ntry:\n"
+                    "    runpy.run_module('engine', run_name='__main__')\nexcept SystemExit as e:\n"
+                    "    assert not e.code, e.code\nprint('aiohttp' in sys.modules)")
+
+
+def test_a_sweep_with_nothing_left_to_ask_makes_no_client_and_records_its_run(tmp_path):
+    db = tmp_path / "r.duckdb"
+    with SimServerProcess(mode="gold") as sim:
+        m = models_toml(tmp_path / "models.toml", sim.base_url)
+        args = ["sweep", str(m), "--db", str(db), "--datasets", "synthetic", "--limit", "10"]
+        first = subprocess.run([sys.executable, "-c", _IMPORTS_AIOHTTP, *args], cwd=ROOT, capture_output=True,
+                               text=True, timeout=120)
+        assert first.stdout.strip() == "True", first.stderr
+        again = subprocess.run([sys.executable, "-c", _IMPORTS_AIOHTTP, *args], cwd=ROOT, capture_output=True,
+                               text=True, timeout=120)
+        assert again.stdout.strip() == "False", again.stderr
+        assert "0 rows written" in again.stderr and sim.stats()["total"] == 20
+    assert query(db, "SELECT outcome, count(*) FROM runs GROUP BY ALL") == [("complete", 2)]
+    assert query(db, "SELECT count(*) FROM interval_state") == [(1,)]  # the end's bounds, kept
+
+
 def test_failures_are_stored_excluded_and_retried_on_resume(tmp_path):
     db = tmp_path / "r.duckdb"
     with SimServerProcess(mode="gold", faults={"quota": 0.3}, seed=3) as sim:
