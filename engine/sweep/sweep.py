@@ -98,8 +98,8 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     snaps = snapshot.Snapshots(opts.db)
     body: Callable[[RunContext], Awaitable[SweepResult]] = _nothing_to_ask
     if not _idle(cfg, mine, counts, judging, extracting, opts, step):
-        for m in cfg.models:  # the adapters (and aiohttp) only when called, and before the run loop freezes
-            adapter_class(m.provider)  # what start-up built (engine/run/collector.py)
+        for model in cfg.models:  # the adapters (and aiohttp) only when called, and before the run loop
+            adapter_class(model.provider)  # freezes what start-up built (engine/run/collector.py)
         lanes = SweepLanes(opts=opts, cfg=cfg, planned=planned, stamps=stamps, counts=counts, partial=partial,
                            judging=judging, extracting=extracting, snaps=snaps, mine=mine, con=con)
         body = functools.partial(run_lanes, run=lanes)
