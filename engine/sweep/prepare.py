@@ -48,10 +48,12 @@ class SweepResult(msgspec.Struct, kw_only=True):
 SweepBody = Callable[[SweepPlan, ModelsFile, duckdb.DuckDBPyConnection], SweepResult]
 
 
-def run_sweep(opts: SweepOptions, body: SweepBody) -> SweepResult:
+def run_sweep(opts: SweepOptions, body: SweepBody,
+              before_open: Callable[[Path, ModelsFile], None] | None = None) -> SweepResult:
     """Plan, skip the models without a key, open the database, and run ``body`` (this machine's sweep,
     or engine/cluster's driver) on the plan, the runnable models and the connection; a failing
-    database becomes one StoreError line."""
+    database becomes one StoreError line. ``before_open``: called with the file and the runnable
+    models once they are known, before the file is opened."""
     plan = plan_sweep(opts)
     opts = plan.opts
     runnable, skipped = plan.cfg.runnable()
@@ -64,6 +66,8 @@ def run_sweep(opts: SweepOptions, body: SweepBody) -> SweepResult:
             log(f"warning: --budget counts priced models only; no price for: {', '.join(unpriced)}")
     cfg = msgspec.structs.replace(plan.cfg, models=runnable)
     assert opts.db is not None  # with_file_defaults fills it
+    if before_open is not None:
+        before_open(opts.db, cfg)
     con = connect(opts.db)
     try:
         close_stale_runs(con)  # we hold the write lock: a `running` row is a killed run's

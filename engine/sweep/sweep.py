@@ -6,6 +6,7 @@ import functools
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -20,7 +21,8 @@ from engine.lanes.side_lane import SideLane
 from engine.lanes.work import PlannedDataset, pending_work
 from engine.report.summary import log_run_end
 from engine.run.context import Budget, Lane, RunContext, StoredRun, execute
-from engine.run.endpoints import build_breakers, build_limits, model_providers, unreachable_models
+from engine.run.endpoints import (build_breakers, build_limits, import_adapters, model_providers, unreachable_models,
+                                  warm_adapters)
 from engine.run.generation import ProviderSet, prompt_budgets
 from engine.run.local_server import serve_local_models
 from engine.run.progress import Progress, log
@@ -28,7 +30,6 @@ from engine.sweep.identity import is_interactive, simulator_identity
 from engine.sweep.plan import SweepOptions, SweepPlan
 from engine.sweep.prepare import SweepResult, end_run, run_sweep, stamp_run
 from engine.version import ENGINE_VERSION
-from providers.registry import adapter_class
 from store import snapshot
 from store.results import resume, turns
 from store.side import extractions
@@ -39,7 +40,12 @@ if TYPE_CHECKING:
 
 
 def sweep(opts: SweepOptions) -> SweepResult:
-    return run_sweep(opts, _on_this_machine)
+    return run_sweep(opts, _on_this_machine, before_open=_warm_if_new)
+
+
+def _warm_if_new(db: Path, cfg: ModelsFile) -> None:
+    if not db.exists():  # a new file: everything is asked
+        warm_adapters(cfg.models)
 
 
 def _on_this_machine(plan: SweepPlan, cfg: ModelsFile, con: duckdb.DuckDBPyConnection) -> SweepResult:
@@ -98,8 +104,7 @@ def _sweep_with_store(con: duckdb.DuckDBPyConnection, *, opts: SweepOptions, cfg
     snaps = snapshot.Snapshots(opts.db)
     body: Callable[[RunContext], Awaitable[SweepResult]] = _nothing_to_ask
     if not _idle(cfg, mine, counts, judging, extracting, opts, step):
-        for model in cfg.models:  # the adapters (and aiohttp) only when called, and before the run loop
-            adapter_class(model.provider)  # freezes what start-up built (engine/run/collector.py)
+        import_adapters(cfg.models)  # only when something is called (aiohttp with them)
         lanes = SweepLanes(opts=opts, cfg=cfg, planned=planned, stamps=stamps, counts=counts, partial=partial,
                            judging=judging, extracting=extracting, snaps=snaps, mine=mine, con=con)
         body = functools.partial(run_lanes, run=lanes)
