@@ -11,7 +11,7 @@ OutOfMemory is never a run's error while the machine has the memory.
 A checkpoint must never run under the bound: one that runs out of memory invalidates the database (DuckDB's
 FATAL error; the run ends, its committed rows safe in the log). So DuckDB's automatic checkpoints are off
 while bounded, and the writers checkpoint every `RUN_CHECKPOINT_MB` of log themselves (`checkpoint_if_due`,
-DuckDB's own cadence), with the limit lifted meanwhile (`lifted`, also around the snapshot's copies, which
+half DuckDB's own cadence), with the limit lifted meanwhile (`lifted`, also around the snapshot's copies, which
 checkpoint their file on DETACH). Checkpointing every 4 MB kept less in memory between checkpoints but cost
 a third more of the writes' CPU (bench/README.md, "DuckDB's buffer pool while a run writes").
 """
@@ -31,7 +31,10 @@ T = TypeVar("T")
 
 # 960,000 turns upserted alone: RSS +154 MB by default, +70 bounded (bench/README.md).
 RUN_LIMIT_MB = 64
-RUN_CHECKPOINT_MB = 16  # DuckDB's default checkpoint_threshold
+# Half DuckDB's default checkpoint_threshold: the rows since the last checkpoint are held in memory, and a
+# run's peak is just before one (150,000 items: +30 -> +24 MB of growth, no CPU per item measured; every
+# 4 MB cost a third more of the writes' CPU: bench/README.md, "DuckDB's buffer pool while a run writes").
+RUN_CHECKPOINT_MB = 8
 _NO_AUTO_CHECKPOINT = "1000000MiB"  # while bounded: only `checkpoint_if_due` checkpoints
 _lifting = threading.Lock()  # one lift at a time: each puts back the run's bound
 # The writers' batches and their checkpoints one at a time: DuckDB refuses a CHECKPOINT while another write
