@@ -12,20 +12,21 @@ if TYPE_CHECKING:
     from providers.limits import Limits
 
 # The adapters are named here and imported when one is made: a command that makes none (a resume with
-# nothing left to ask, `report`) does not import them, nor aiohttp (~0.15 s of start-up).
+# nothing left to ask, `report`) does not import them, nor aiohttp (~0.13 s of start-up).
+_OPENAI_CHAT = "providers.openai:OpenAIChat"  # the one adapter that takes `reasoning`
 # provider name -> (adapter as "module:class", default base_url). base_url is the API root for
 # anthropic and gemini (the adapter appends the documented path) and includes
 # the version path for OpenAI-compatible endpoints (vendors put it in
 # different places: /v1, /api/v3, /api/paas/v4, /v2).
 ADAPTERS = {
-    "openai": ("providers.openai:OpenAIChat", "https://api.openai.com/v1"),
+    "openai": (_OPENAI_CHAT, "https://api.openai.com/v1"),
     "anthropic": ("providers.anthropic:AnthropicChat", "https://api.anthropic.com"),
     "gemini": ("providers.gemini:GeminiChat", "https://generativelanguage.googleapis.com"),
     # A llama.cpp server the engine starts itself (engine/run/local_server.py); its
     # base_url is only known once it listens, so there is no default.
-    "local": ("providers.openai:OpenAIChat", ""),
+    "local": (_OPENAI_CHAT, ""),
     # A vLLM server the engine starts itself (`vllm serve MODEL`), OpenAI-compatible, on loopback.
-    "vllm": ("providers.openai:OpenAIChat", ""),
+    "vllm": (_OPENAI_CHAT, ""),
 }
 # The providers whose server the engine starts itself (engine/run/local_server.py).
 SERVED = ("local", "vllm")
@@ -61,7 +62,7 @@ def make_provider(provider: str, *, base_url: str, model: str, api_key: str | No
                                   limits=limits, timeout_s=timeout_s, max_retries=max_retries,
                                   max_connections=max_connections, backoff_base_s=backoff_base_s,
                                   breaker=breaker, timeout_per_token_s=timeout_per_token_s)
-    if ADAPTERS[provider][0] == "providers.openai:OpenAIChat":
+    if ADAPTERS[provider][0] == _OPENAI_CHAT:
         kwargs["reasoning"] = reasoning
     if answer_constraint is not None:
         if provider not in CONSTRAINABLE:
