@@ -43,16 +43,6 @@ def llama_reachable(timeout: float = 15) -> bool:
         return False
 
 
-def wait_llama_idle(timeout: float = 300) -> None:
-    """Return once the real server has finished what earlier tests left with it: llama-cpp-python
-    answers /v1/models only under the lock its generations hold, after the requests queued before."""
-    try:
-        with urllib.request.urlopen(LLAMA_URL + "/models", timeout=timeout):
-            pass
-    except OSError:
-        pass  # down: the test's own skipif says so
-
-
 def sweep_killed_after_batches(args: list[str], sim, batches: int, timeout: float = 90) -> None:
     """Start `python -m engine` with args, SIGKILL it once the simulator has seen `batches` batches created.
 
